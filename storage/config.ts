@@ -1,0 +1,77 @@
+// Every limit of the store: name (RocketMQ's where one exists), unit, default, reason.
+// The runtime reads overrides from its config file, environment and flags.
+
+export type FlushDiskType = "SYNC_FLUSH" | "ASYNC_FLUSH";
+
+export interface StoreConfig {
+  /** Root folder: commitlog/, consumequeue/, index/, checkpoint, abort. */
+  storePathRootDir: string;
+  /** CommitLog segment size in bytes (mappedFileSizeCommitLog). 1 GiB. */
+  mappedFileSizeCommitLog: number;
+  /** Write real zeros into a new segment in the background before it is used: fdatasync on
+   * pre-written blocks is 1.3-1.6x faster (reference/performance.md). */
+  segmentZeroFill: boolean;
+  /** Largest message body in bytes (maxMessageSize). 4 MiB. */
+  maxMessageSize: number;
+  flushDiskType: FlushDiskType;
+  /** ASYNC_FLUSH: ms between background fdatasyncs (flushIntervalCommitLog). 500. */
+  flushIntervalCommitLog: number;
+  /** SYNC_FLUSH: an append whose fdatasync has not finished after this many ms fails with
+   * FLUSH_DISK_TIMEOUT (syncFlushTimeout). 5000. */
+  syncFlushTimeout: number;
+  /** Bytes gathered before a write is issued without waiting for the end of the tick. 1 MiB. */
+  writeBatchBytesMax: number;
+  /** ConsumeQueue units per file (300,000 x 20 bytes = 6,000,000 bytes). */
+  mappedFileSizeConsumeQueueUnits: number;
+  /** ms between checkpoints (ConsumeQueue/index flush, then the checkpoint file). 1000. */
+  flushIntervalConsumeQueue: number;
+  /** Index hash slots per IndexFile (maxHashSlotNum). 5,000,000. */
+  maxHashSlotNum: number;
+  /** Index entries per IndexFile (maxIndexNum). 20,000,000. */
+  maxIndexNum: number;
+  /** Build the key/id index at dispatch (messageIndexEnable). */
+  messageIndexEnable: boolean;
+  /** Hours a CommitLog segment is kept after its last write (fileReservedTime). 72. */
+  fileReservedTime: number;
+  /** Hours of the day (local time, ";"-separated) at which expired files are deleted. "04". */
+  deleteWhen: string;
+  /** Disk use ratio (%) above which expired files are deleted at any hour. 75. */
+  diskMaxUsedSpaceRatio: number;
+  /** Disk use ratio (%) above which the oldest files go regardless of age. 85. */
+  diskSpaceCleanForciblyRatio: number;
+  /** Disk use ratio (%) above which puts are refused (DISK_FULL). 90. */
+  diskSpaceWarningLevelRatio: number;
+  /** At most this many segments deleted per retention run (deleteFileBatchMax). 10. */
+  deleteFileBatchMax: number;
+  /** Refuse to start when recovery finds damage below the last checkpointed flush point,
+   * instead of truncating acknowledged data. true. */
+  refuseCorruptionBelowCheckpoint: boolean;
+}
+
+export const GIB = 1024 * 1024 * 1024;
+export const MIB = 1024 * 1024;
+
+export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
+  return {
+    storePathRootDir,
+    mappedFileSizeCommitLog: GIB,
+    segmentZeroFill: true,
+    maxMessageSize: 4 * MIB,
+    flushDiskType: "ASYNC_FLUSH",
+    flushIntervalCommitLog: 500,
+    syncFlushTimeout: 5000,
+    writeBatchBytesMax: MIB,
+    mappedFileSizeConsumeQueueUnits: 300_000,
+    flushIntervalConsumeQueue: 1000,
+    maxHashSlotNum: 5_000_000,
+    maxIndexNum: 20_000_000,
+    messageIndexEnable: true,
+    fileReservedTime: 72,
+    deleteWhen: "04",
+    diskMaxUsedSpaceRatio: 75,
+    diskSpaceCleanForciblyRatio: 85,
+    diskSpaceWarningLevelRatio: 90,
+    deleteFileBatchMax: 10,
+    refuseCorruptionBelowCheckpoint: true,
+  };
+}

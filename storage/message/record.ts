@@ -1,0 +1,384 @@
+// RocketMQ's CommitLog record, byte for byte (reference/rocketmq.md §1). Big-endian.
+//
+//  off  field                        width
+//    0  TOTALSIZE                    4
+//    4  MAGICCODE (V1 0xDAA320A7)    4     V2 0xDAA320AB when the topic needs > 127 bytes
+//    8  BODYCRC                      4     crc32(body) & 0x7FFFFFFF, as UtilAll.crc32
+//   12  QUEUEID                      4
+//   16  FLAG                         4
+//   20  QUEUEOFFSET                  8
+//   28  PHYSICALOFFSET               8
+//   36  SYSFLAG                      4
+//   40  BORNTIMESTAMP                8
+//   48  BORNHOST                     8|20  IPv4 (4) or IPv6 (16) + int port
+//    .  STORETIMESTAMP               8
+//    .  STOREHOST                    8|20
+//    .  RECONSUMETIMES               4
+//    .  PREPARED TRANSACTION OFFSET  8
+//    .  bodyLen int + body
+//    .  topicLen byte (V1) | short (V2) + topic
+//    .  propsLen short + props       name\u0001value\u0002 per pair
+//
+// IPv4 and V1: 91 + body + topic + props bytes.
+import { crc32 } from "node:zlib";
+import { StoreError } from "../errors.ts";
+
+export const MAGIC_V1 = 0xDAA320A7 | 0; // -626843481, MessageDecoder.MESSAGE_MAGIC_CODE
+export const MAGIC_V2 = 0xDAA320AB | 0; // -626843477, MESSAGE_MAGIC_CODE_V2
+export const BLANK_MAGIC = 0xCBD43194 | 0; // -875286124, CommitLog.BLANK_MAGIC_CODE
+/** A BLANK marker: int remaining + int magic; a segment keeps room for it. */
+export const END_FILE_MIN_BLANK_BYTES = 8;
+export const PROPERTIES_BYTES_MAX = 32767; // Short.MAX_VALUE
+export const TOPIC_BYTES_MAX_V1 = 127; // V1 topic length is a signed byte
+export const TOPIC_BYTES_MAX = 255; // retry and DLQ topics may use V2 up to 255
+export const NAME_VALUE_SEPARATOR = "\u0001";
+export const PROPERTY_SEPARATOR = "\u0002";
+
+export const SYSFLAG_BORN_HOST_V6 = 0x10;
+export const SYSFLAG_STORE_HOST_V6 = 0x20;
+export const SYSFLAG_TRANSACTION_MASK = 0xC;
+
+const TOPIC_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
+const QUEUE_OFFSET_AT = 20;
+const PHYSICAL_OFFSET_AT = 28;
+const BORN_HOST_AT = 48;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: false });
+
+export interface HostAddress {
+  /** 4 bytes (IPv4) or 16 bytes (IPv6). */
+  ip: Uint8Array;
+  port: number;
+}
+
+export interface MessageInput {
+  topic: string;
+  queueId: number;
+  body: Uint8Array;
+  flag?: number;
+  properties?: Map<string, string>;
+  bornTimestamp: number;
+  bornHost: HostAddress;
+  storeHost: HostAddress;
+  reconsumeTimes?: number;
+  preparedTransactionOffset?: number;
+  /** Transaction type bits etc.; host bits are set by the encoder. */
+  sysFlag?: number;
+}
+
+export interface MessageRecord {
+  totalSize: number;
+  magic: number;
+  bodyCrc: number;
+  queueId: number;
+  flag: number;
+  queueOffset: number;
+  physicalOffset: number;
+  sysFlag: number;
+  bornTimestamp: number;
+  bornHost: HostAddress;
+  storeTimestamp: number;
+  storeHost: HostAddress;
+  reconsumeTimes: number;
+  preparedTransactionOffset: number;
+  body: Uint8Array;
+  topic: string;
+  properties: Map<string, string>;
+}
+
+export function bodyCrc32(body: Uint8Array): number {
+  return (crc32(body) & 0x7FFFFFFF) | 0;
+}
+
+/** Java String.hashCode: 31-polynomial over UTF-16 code units with int32 overflow. */
+export function javaStringHashCode(text: string): number {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0;
+  return h;
+}
+
+export function validateTopic(topic: string): Uint8Array {
+  const bytes = encoder.encode(topic);
+  const internal = topic.startsWith("%RETRY%") || topic.startsWith("%DLQ%");
+  const max = internal ? TOPIC_BYTES_MAX : TOPIC_BYTES_MAX_V1;
+  if (bytes.length === 0 || bytes.length > max || !TOPIC_PATTERN.test(topic)) {
+    throw new StoreError(
+      "TOPIC_ILLEGAL",
+      `Cannot use topic name as it must be 1-${max} characters of [%|a-zA-Z0-9_-]: ${
+        JSON.stringify(topic.slice(0, 300))
+      }`,
+    );
+  }
+  return bytes;
+}
+
+export function encodeProperties(properties: Map<string, string> | undefined): Uint8Array {
+  if (!properties || properties.size === 0) return new Uint8Array(0);
+  let text = "";
+  for (const [name, value] of properties) {
+    if (
+      name.length === 0 || name.includes(NAME_VALUE_SEPARATOR) ||
+      name.includes(PROPERTY_SEPARATOR) ||
+      value.includes(NAME_VALUE_SEPARATOR) || value.includes(PROPERTY_SEPARATOR)
+    ) {
+      throw new StoreError(
+        "PROPERTY_ILLEGAL",
+        `Cannot store property ${
+          JSON.stringify(name.slice(0, 100))
+        } as names must be non-empty and names and values must not contain \\u0001 or \\u0002`,
+      );
+    }
+    text += name + NAME_VALUE_SEPARATOR + value + PROPERTY_SEPARATOR;
+  }
+  const bytes = encoder.encode(text);
+  if (bytes.length > PROPERTIES_BYTES_MAX) {
+    throw new StoreError(
+      "PROPERTIES_SIZE_EXCEEDED",
+      `Cannot store properties as they encode to ${bytes.length} > ${PROPERTIES_BYTES_MAX} bytes`,
+    );
+  }
+  return bytes;
+}
+
+export function decodeProperties(bytes: Uint8Array): Map<string, string> {
+  const out = new Map<string, string>();
+  if (bytes.length === 0) return out;
+  for (const pair of decoder.decode(bytes).split(PROPERTY_SEPARATOR)) {
+    const at = pair.indexOf(NAME_VALUE_SEPARATOR);
+    // As MessageDecoder.string2messageProperties: skip short or separator-less pairs.
+    if (pair.length < 3 || at <= 0) continue;
+    out.set(pair.slice(0, at), pair.slice(at + 1));
+  }
+  return out;
+}
+
+function checkHost(host: HostAddress, what: string) {
+  if (
+    (host.ip.length !== 4 && host.ip.length !== 16) || !Number.isInteger(host.port) ||
+    host.port < 0 || host.port > 65535
+  ) {
+    throw new StoreError(
+      "HOST_ILLEGAL",
+      `Cannot encode ${what} as it is not an IPv4/IPv6 address and port`,
+    );
+  }
+}
+
+/** A validated message, encoded once; append only patches offsets and store time. */
+export interface PreparedRecord {
+  bytes: Uint8Array;
+  topic: string;
+  queueId: number;
+  properties: Map<string, string>;
+}
+
+export function prepareRecord(input: MessageInput, maxMessageSize: number): PreparedRecord {
+  if (input.body.length > maxMessageSize) {
+    throw new StoreError(
+      "MESSAGE_TOO_LARGE",
+      `Cannot append message as body exceeds maxMessageSize: ${input.body.length} > ${maxMessageSize} bytes`,
+    );
+  }
+  const topicBytes = validateTopic(input.topic);
+  if (!Number.isInteger(input.queueId) || input.queueId < 0 || input.queueId > 0x7fffffff) {
+    throw new StoreError(
+      "QUEUE_ID_ILLEGAL",
+      `Cannot append message as queueId is invalid: ${input.queueId}`,
+    );
+  }
+  checkHost(input.bornHost, "born host");
+  checkHost(input.storeHost, "store host");
+  const properties = input.properties ?? new Map<string, string>();
+  const propsBytes = encodeProperties(properties);
+  const v2 = topicBytes.length > TOPIC_BYTES_MAX_V1;
+  const bornV6 = input.bornHost.ip.length === 16;
+  const storeV6 = input.storeHost.ip.length === 16;
+  let sysFlag = (input.sysFlag ?? 0) & ~(SYSFLAG_BORN_HOST_V6 | SYSFLAG_STORE_HOST_V6);
+  if (bornV6) sysFlag |= SYSFLAG_BORN_HOST_V6;
+  if (storeV6) sysFlag |= SYSFLAG_STORE_HOST_V6;
+  const size = 84 + (bornV6 ? 12 : 0) + (storeV6 ? 12 : 0) + 4 + input.body.length +
+    (v2 ? 2 : 1) + topicBytes.length + 2 + propsBytes.length;
+
+  const bytes = new Uint8Array(size);
+  const view = new DataView(bytes.buffer);
+  view.setInt32(0, size);
+  view.setInt32(4, v2 ? MAGIC_V2 : MAGIC_V1);
+  view.setInt32(8, bodyCrc32(input.body));
+  view.setInt32(12, input.queueId);
+  view.setInt32(16, input.flag ?? 0);
+  // QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are set by the append.
+  view.setInt32(36, sysFlag);
+  setLong(view, 40, input.bornTimestamp);
+  let at = writeHost(bytes, view, BORN_HOST_AT, input.bornHost);
+  at += 8; // STORETIMESTAMP
+  at = writeHost(bytes, view, at, input.storeHost);
+  view.setInt32(at, input.reconsumeTimes ?? 0);
+  setLong(view, at + 4, input.preparedTransactionOffset ?? 0);
+  at += 12;
+  view.setInt32(at, input.body.length);
+  bytes.set(input.body, at + 4);
+  at += 4 + input.body.length;
+  if (v2) {
+    view.setInt16(at, topicBytes.length);
+    at += 2;
+  } else {
+    view.setInt8(at, topicBytes.length);
+    at += 1;
+  }
+  bytes.set(topicBytes, at);
+  at += topicBytes.length;
+  view.setInt16(at, propsBytes.length);
+  bytes.set(propsBytes, at + 2);
+  return { bytes, topic: input.topic, queueId: input.queueId, properties };
+}
+
+/** Offset of STORETIMESTAMP within a record with the given sysFlag. */
+export function storeTimestampAt(sysFlag: number): number {
+  return BORN_HOST_AT + ((sysFlag & SYSFLAG_BORN_HOST_V6) ? 20 : 8);
+}
+
+/** Sets the fields the append decides, in a record already copied into `target`. */
+export function stampRecord(
+  target: DataView,
+  at: number,
+  queueOffset: number,
+  physicalOffset: number,
+  storeTimestamp: number,
+) {
+  setLong(target, at + QUEUE_OFFSET_AT, queueOffset);
+  setLong(target, at + PHYSICAL_OFFSET_AT, physicalOffset);
+  setLong(target, at + storeTimestampAt(target.getInt32(at + 36)), storeTimestamp);
+}
+
+export type ParseResult =
+  | { kind: "record"; size: number; record: MessageRecord }
+  | { kind: "blank"; size: number }
+  | { kind: "end" } // zero TOTALSIZE: no record was ever written here
+  | { kind: "corrupt"; reason: string };
+
+/**
+ * Parses the record at `at` in `bytes` (which must hold the whole record for kind
+ * "record"). With `checkCrc` the body CRC is verified. `expectedPhysicalOffset`, when
+ * given, must match the record's own PHYSICALOFFSET (catches stale or misplaced bytes).
+ */
+export function parseRecord(
+  bytes: Uint8Array,
+  at: number,
+  options: { checkCrc: boolean; expectedPhysicalOffset?: number },
+): ParseResult {
+  if (bytes.length - at < 8) {
+    return bytes.length - at >= 4 && readInt(bytes, at) === 0
+      ? { kind: "end" }
+      : { kind: "corrupt", reason: "short header" };
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset + at, bytes.length - at);
+  const size = view.getInt32(0);
+  const magic = view.getInt32(4);
+  if (size === 0 && magic === 0) return { kind: "end" };
+  if (magic === BLANK_MAGIC) {
+    return size >= END_FILE_MIN_BLANK_BYTES
+      ? { kind: "blank", size }
+      : { kind: "corrupt", reason: "bad blank size" };
+  }
+  if (magic !== MAGIC_V1 && magic !== MAGIC_V2) {
+    return { kind: "corrupt", reason: "bad magic code" };
+  }
+  if (size < 91 || size > view.byteLength) {
+    return { kind: "corrupt", reason: "bad or truncated total size" };
+  }
+  try {
+    const record = decodeFields(bytes.subarray(at, at + size), magic);
+    if (record.totalSize !== size) return { kind: "corrupt", reason: "length fields disagree" };
+    if (
+      options.expectedPhysicalOffset !== undefined &&
+      record.physicalOffset !== options.expectedPhysicalOffset
+    ) return { kind: "corrupt", reason: "physical offset mismatch" };
+    if (options.checkCrc && bodyCrc32(record.body) !== record.bodyCrc) {
+      return { kind: "corrupt", reason: "body CRC mismatch" };
+    }
+    return { kind: "record", size, record };
+  } catch {
+    return { kind: "corrupt", reason: "fields run past the record" };
+  }
+}
+
+function decodeFields(rec: Uint8Array, magic: number): MessageRecord {
+  const view = new DataView(rec.buffer, rec.byteOffset, rec.byteLength);
+  const sysFlag = view.getInt32(36);
+  const [bornHost, afterBorn] = readHost(
+    rec,
+    view,
+    BORN_HOST_AT,
+    (sysFlag & SYSFLAG_BORN_HOST_V6) !== 0,
+  );
+  const storeTimestamp = getLong(view, afterBorn);
+  const [storeHost, afterStore] = readHost(
+    rec,
+    view,
+    afterBorn + 8,
+    (sysFlag & SYSFLAG_STORE_HOST_V6) !== 0,
+  );
+  let at = afterStore;
+  const reconsumeTimes = view.getInt32(at);
+  const preparedTransactionOffset = getLong(view, at + 4);
+  at += 12;
+  const bodyLength = view.getInt32(at);
+  if (bodyLength < 0 || at + 4 + bodyLength > rec.length) throw new RangeError("body");
+  const body = rec.subarray(at + 4, at + 4 + bodyLength);
+  at += 4 + bodyLength;
+  const topicLength = magic === MAGIC_V2 ? view.getInt16(at) : view.getInt8(at);
+  at += magic === MAGIC_V2 ? 2 : 1;
+  if (topicLength <= 0 || at + topicLength > rec.length) throw new RangeError("topic");
+  const topic = decoder.decode(rec.subarray(at, at + topicLength));
+  at += topicLength;
+  const propsLength = view.getInt16(at);
+  if (propsLength < 0 || at + 2 + propsLength !== rec.length) throw new RangeError("props");
+  const properties = decodeProperties(rec.subarray(at + 2, at + 2 + propsLength));
+  return {
+    totalSize: at + 2 + propsLength,
+    magic,
+    bodyCrc: view.getInt32(8),
+    queueId: view.getInt32(12),
+    flag: view.getInt32(16),
+    queueOffset: getLong(view, QUEUE_OFFSET_AT),
+    physicalOffset: getLong(view, PHYSICAL_OFFSET_AT),
+    sysFlag,
+    bornTimestamp: getLong(view, 40),
+    bornHost,
+    storeTimestamp,
+    storeHost,
+    reconsumeTimes,
+    preparedTransactionOffset,
+    body,
+    topic,
+    properties,
+  };
+}
+
+function writeHost(bytes: Uint8Array, view: DataView, at: number, host: HostAddress): number {
+  bytes.set(host.ip, at);
+  view.setInt32(at + host.ip.length, host.port);
+  return at + host.ip.length + 4;
+}
+
+function readHost(rec: Uint8Array, view: DataView, at: number, v6: boolean): [HostAddress, number] {
+  const n = v6 ? 16 : 4;
+  return [{ ip: rec.slice(at, at + n), port: view.getInt32(at + n) }, at + n + 4];
+}
+
+function readInt(bytes: Uint8Array, at: number): number {
+  return ((bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]) | 0;
+}
+
+const TWO_32 = 2 ** 32;
+
+/** Writes a non-negative safe integer as a big-endian int64 without BigInt. */
+export function setLong(view: DataView, at: number, value: number) {
+  const hi = Math.floor(value / TWO_32);
+  view.setInt32(at, hi);
+  view.setUint32(at + 4, value - hi * TWO_32);
+}
+
+export function getLong(view: DataView, at: number): number {
+  return view.getInt32(at) * TWO_32 + view.getUint32(at + 4);
+}
