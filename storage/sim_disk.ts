@@ -200,7 +200,7 @@ export class SimDisk implements FilePort {
     inode.current = Inode.apply(inode.current, op);
     inode.pending.push(op);
     inode.modifiedMs = this.#nowMs();
-    this.stats.writes++;
+    if (op.kind === "write") this.stats.writes++;
   }
   /** @internal */
   datasync(path: string, inode: Inode): Promise<void> {

@@ -1,0 +1,263 @@
+// The CommitLog: every message of every topic, appended in arrival order to fixed-size
+// segments (reference/rocketmq.md §1). One writer: JavaScript runs one put at a time,
+// which stands in for RocketMQ's put lock. Appends made in the same tick are gathered
+// and written with one writeSync (a syscall costs 3-4 µs; a 1 KiB copy far less).
+import type { FilePort } from "../file_port.ts";
+import { readFully } from "../file_port.ts";
+import { assert, StoreError } from "../errors.ts";
+import {
+  BLANK_MAGIC,
+  END_FILE_MIN_BLANK_BYTES,
+  parseRecord,
+  type ParseResult,
+  type PreparedRecord,
+  stampRecord,
+} from "../message/record.ts";
+import { parseSegmentName, Segment } from "./segment.ts";
+
+export interface AppendPosition {
+  physicalOffset: number;
+  size: number;
+}
+
+export interface CommitLogOptions {
+  files: FilePort;
+  dir: string;
+  segmentBytes: number;
+  writeBatchBytesMax: number;
+  zeroFill: boolean;
+}
+
+export class CommitLog {
+  readonly #files: FilePort;
+  readonly #dir: string;
+  readonly #segmentBytes: number;
+  readonly #writeBatchBytesMax: number;
+  readonly #zeroFill: boolean;
+  #segments: Segment[] = [];
+  /** The pre-created next segment, zero-filling in the background. */
+  #next: Segment | undefined;
+  /** Bytes handed to the kernel: readers may see everything below. */
+  #wroteOffset = 0;
+  /** Next record's offset, counting records gathered but not yet written. */
+  #appendOffset = 0;
+  #pending: Uint8Array[] = [];
+  #pendingBytes = 0;
+  #pendingStart = 0;
+  #pendingSegment: Segment | undefined;
+  #onWritten: (wroteOffset: number) => void = () => {};
+
+  constructor(options: CommitLogOptions) {
+    this.#files = options.files;
+    this.#dir = options.dir;
+    this.#segmentBytes = options.segmentBytes;
+    this.#writeBatchBytesMax = options.writeBatchBytesMax;
+    this.#zeroFill = options.zeroFill;
+    assert(this.#segmentBytes >= 4096, "segment too small");
+  }
+
+  get segmentBytes(): number {
+    return this.#segmentBytes;
+  }
+  get wroteOffset(): number {
+    return this.#wroteOffset;
+  }
+  get minOffset(): number {
+    return this.#segments.length ? this.#segments[0].startOffset : this.#wroteOffset;
+  }
+  get segments(): readonly Segment[] {
+    return this.#segments;
+  }
+  get dir(): string {
+    return this.#dir;
+  }
+
+  /** Called after each batch reaches the kernel, with the new written offset. */
+  onWritten(listener: (wroteOffset: number) => void) {
+    this.#onWritten = listener;
+  }
+
+  /** Opens existing segments; recovery then decides where the data ends (setEnd). */
+  load(): void {
+    this.#files.mkdirp(this.#dir);
+    const names = this.#files.list(this.#dir).filter((n) => parseSegmentName(n) !== undefined);
+    for (const name of names) {
+      const start = parseSegmentName(name)!;
+      const file = this.#files.open(`${this.#dir}/${name}`);
+      const size = file.size();
+      if (size !== this.#segmentBytes || start % this.#segmentBytes !== 0) {
+        file.close();
+        throw new StoreError(
+          "OFFSET_ILLEGAL",
+          `Cannot load CommitLog segment ${name} as its size ${size} or start does not match mappedFileSizeCommitLog ${this.#segmentBytes}`,
+        );
+      }
+      if (this.#segments.length) {
+        assert(this.#segments.at(-1)!.endOffset === start, "CommitLog segments are not contiguous");
+      }
+      this.#segments.push(new Segment(start, size, file));
+    }
+    const first = this.#segments[0]?.startOffset ?? 0;
+    this.#wroteOffset = this.#appendOffset = first;
+  }
+
+  /** Sets the end of valid data (after recovery) and drops segments wholly beyond it. */
+  setEnd(offset: number): void {
+    assert(this.#pendingBytes === 0, "setEnd with pending writes");
+    while (this.#segments.length && this.#segments.at(-1)!.startOffset > offset) {
+      const seg = this.#segments.pop()!;
+      seg.close();
+      this.#files.remove(seg.file.path);
+    }
+    if (this.#segments.length && this.#segments.at(-1)!.startOffset === offset && offset > 0) {
+      // An empty last segment carries nothing; drop it as RocketMQ does on load.
+      const seg = this.#segments.pop()!;
+      seg.close();
+      this.#files.remove(seg.file.path);
+    }
+    this.#wroteOffset = this.#appendOffset = offset;
+  }
+
+  /**
+   * Places a prepared record at the end of the log: assigns its physical offset, rolls to
+   * a new segment (BLANK marker) when it does not fit, stamps it and queues it for the
+   * write at the end of this tick (or now, past writeBatchBytesMax).
+   */
+  append(record: PreparedRecord, queueOffset: number, storeTimestamp: number): AppendPosition {
+    const size = record.bytes.length;
+    let segment = this.#segmentFor(this.#appendOffset);
+    if (this.#appendOffset + size + END_FILE_MIN_BLANK_BYTES > segment.endOffset) {
+      this.#appendBlank(segment);
+      segment = this.#segmentFor(this.#appendOffset);
+    }
+    assert(this.#appendOffset + size + END_FILE_MIN_BLANK_BYTES <= segment.endOffset, "record larger than a segment");
+    if (this.#pendingSegment !== segment || this.#pendingBytes + size > this.#writeBatchBytesMax) {
+      this.writePending();
+    }
+    const physicalOffset = this.#appendOffset;
+    stampRecord(new DataView(record.bytes.buffer, record.bytes.byteOffset), 0, queueOffset, physicalOffset, storeTimestamp);
+    this.#queue(segment, record.bytes);
+    return { physicalOffset, size };
+  }
+
+  /** Writes what this tick gathered with one write, then tells the listener. */
+  writePending(): void {
+    if (this.#pendingBytes === 0) return;
+    const segment = this.#pendingSegment!;
+    const bytes = this.#pending.length === 1 ? this.#pending[0] : concat(this.#pending, this.#pendingBytes);
+    segment.file.writeAt(bytes, this.#pendingStart - segment.startOffset);
+    this.#wroteOffset = this.#pendingStart + this.#pendingBytes;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#pendingSegment = undefined;
+    this.#onWritten(this.#wroteOffset);
+  }
+
+  get hasPending(): boolean {
+    return this.#pendingBytes > 0;
+  }
+
+  /** Segments holding bytes in [from, to), oldest first. */
+  segmentsBetween(from: number, to: number): Segment[] {
+    return this.#segments.filter((s) => s.endOffset > from && s.startOffset < to);
+  }
+
+  findSegment(offset: number): Segment | undefined {
+    if (!this.#segments.length) return undefined;
+    const index = Math.floor((offset - this.#segments[0].startOffset) / this.#segmentBytes);
+    const segment = this.#segments[index];
+    return segment?.contains(offset) ? segment : undefined;
+  }
+
+  /** Reads `size` bytes at `offset`; undefined if not (or no longer) in the log. */
+  read(offset: number, size: number): Uint8Array | undefined {
+    if (offset + size > this.#wroteOffset) return undefined;
+    const segment = this.findSegment(offset);
+    if (!segment || offset + size > segment.endOffset) return undefined;
+    const bytes = readFully(segment.file, offset - segment.startOffset, size);
+    return bytes.length === size ? bytes : undefined;
+  }
+
+  /** Reads and parses the record at `offset`, CRC-checked. */
+  readRecord(offset: number, size: number): ParseResult {
+    const bytes = this.read(offset, size);
+    if (!bytes) return { kind: "corrupt", reason: "offset outside the log" };
+    return parseRecord(bytes, 0, { checkCrc: true, expectedPhysicalOffset: offset });
+  }
+
+  /** Deletes the oldest segment (retention). Never the one being written. */
+  removeOldest(): Segment | undefined {
+    if (this.#segments.length <= 1) return undefined;
+    const seg = this.#segments.shift()!;
+    seg.close();
+    this.#files.remove(seg.file.path);
+    return seg;
+  }
+
+  async close(): Promise<void> {
+    this.writePending();
+    for (const s of this.#segments) await s.claim();
+    if (this.#next) await this.#next.claim();
+    for (const s of this.#segments) s.close();
+    this.#next?.close();
+    this.#segments = [];
+    this.#next = undefined;
+  }
+
+  #appendBlank(segment: Segment) {
+    const remaining = segment.endOffset - this.#appendOffset;
+    const blank = new Uint8Array(END_FILE_MIN_BLANK_BYTES);
+    const view = new DataView(blank.buffer);
+    view.setInt32(0, remaining);
+    view.setInt32(4, BLANK_MAGIC);
+    if (this.#pendingSegment !== segment) this.writePending();
+    this.#queue(segment, blank);
+    this.#appendOffset = segment.endOffset;
+    this.writePending();
+  }
+
+  #queue(segment: Segment, bytes: Uint8Array) {
+    if (this.#pendingBytes === 0) {
+      this.#pendingStart = this.#appendOffset;
+      this.#pendingSegment = segment;
+    }
+    this.#pending.push(bytes);
+    this.#pendingBytes += bytes.length;
+    this.#appendOffset += bytes.length;
+  }
+
+  #segmentFor(offset: number): Segment {
+    const last = this.#segments.at(-1);
+    if (last && last.contains(offset)) return last;
+    const start = last ? last.endOffset : offset - (offset % this.#segmentBytes);
+    let segment: Segment;
+    if (this.#next && this.#next.startOffset === start) {
+      segment = this.#next;
+      this.#next = undefined;
+    } else {
+      this.#next?.close();
+      this.#next = undefined;
+      segment = Segment.create(this.#files, this.#dir, start, this.#segmentBytes);
+    }
+    void segment.claim();
+    this.#segments.push(segment);
+    this.#preallocateNext(segment.endOffset);
+    return segment;
+  }
+
+  #preallocateNext(start: number) {
+    if (this.#files.exists(`${this.#dir}/${String(start).padStart(20, "0")}`)) return;
+    this.#next = Segment.create(this.#files, this.#dir, start, this.#segmentBytes);
+    if (this.#zeroFill) this.#next.startZeroFill();
+  }
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,88 @@
+import assert from "node:assert/strict";
+import { SimDisk } from "../sim_disk.ts";
+import { CommitLog } from "./commit_log.ts";
+import { GroupCommit } from "./group_commit.ts";
+import { BLANK_MAGIC, type MessageInput, prepareRecord } from "../message/record.ts";
+import { StoreError } from "../errors.ts";
+
+const host = { ip: new Uint8Array([127, 0, 0, 1]), port: 1 };
+const message = (bodyBytes: number, topic = "T"): MessageInput => ({
+  topic,
+  queueId: 0,
+  body: new Uint8Array(bodyBytes).fill(7),
+  bornTimestamp: 1,
+  bornHost: host,
+  storeHost: host,
+});
+
+function newLog(disk: SimDisk, segmentBytes = 4096) {
+  disk.mkdirp("/s/commitlog");
+  const log = new CommitLog({ files: disk, dir: "/s/commitlog", segmentBytes, writeBatchBytesMax: 1 << 20, zeroFill: false });
+  log.load();
+  return log;
+}
+
+Deno.test("CommitLog.append() writes BLANK and rolls when the record does not fit", async () => {
+  const disk = new SimDisk();
+  const log = newLog(disk);
+  // 91 + 1 (topic) + 1000 = 1092 bytes; three fit in 4096 (3276), a fourth needs 4368 + 8.
+  const positions = [];
+  for (let i = 0; i < 4; i++) positions.push(log.append(prepareRecord(message(1000), 1 << 20), i, 5));
+  log.writePending();
+  assert.deepEqual(positions.map((p) => p.physicalOffset), [0, 1092, 2184, 4096]);
+  assert.deepEqual(disk.list("/s/commitlog").slice(0, 2), ["00000000000000000000", "00000000000000004096"]);
+  const blank = log.read(3276, 8)!;
+  const view = new DataView(blank.buffer, blank.byteOffset);
+  assert.equal(view.getInt32(0), 4096 - 3276);
+  assert.equal(view.getInt32(4), BLANK_MAGIC);
+  const parsed = log.readRecord(4096, 1092);
+  assert.equal(parsed.kind, "record");
+  if (parsed.kind === "record") assert.equal(parsed.record.queueOffset, 3);
+  assert.equal(log.wroteOffset, 4096 + 1092);
+  await log.close();
+});
+
+Deno.test("CommitLog.append() gathers a tick's records into one write", async () => {
+  const disk = new SimDisk();
+  const log = newLog(disk, 1 << 20);
+  const before = disk.stats.writes;
+  for (let i = 0; i < 50; i++) log.append(prepareRecord(message(100), 1 << 20), i, 1);
+  assert.equal(log.wroteOffset, 0, "nothing is visible before the write");
+  log.writePending();
+  assert.equal(disk.stats.writes - before, 1);
+  assert.equal(log.wroteOffset, 50 * 192);
+  await log.close();
+});
+
+Deno.test("GroupCommit.waitFlushed() shares one fdatasync between concurrent appenders", async () => {
+  const disk = new SimDisk();
+  const log = newLog(disk, 1 << 20);
+  const group = new GroupCommit(log, { syncFlushTimeoutMs: 5000 });
+  const waits: Promise<void>[] = [];
+  for (let i = 0; i < 100; i++) {
+    const p = log.append(prepareRecord(message(10), 1 << 20), i, 1);
+    waits.push(Promise.resolve().then(() => group.waitFlushed(p.physicalOffset + p.size)));
+  }
+  log.writePending();
+  const syncsBefore = disk.stats.datasyncs;
+  await Promise.all(waits);
+  assert.ok(disk.stats.datasyncs - syncsBefore <= 2, `expected 1-2 syncs, got ${disk.stats.datasyncs - syncsBefore}`);
+  assert.equal(group.flushedOffset, log.wroteOffset);
+  await log.close();
+});
+
+Deno.test("GroupCommit refuses every later flush after one failed fdatasync", async () => {
+  const disk = new SimDisk();
+  const log = newLog(disk, 1 << 20);
+  const group = new GroupCommit(log, { syncFlushTimeoutMs: 5000 });
+  const p = log.append(prepareRecord(message(10), 1 << 20), 0, 1);
+  log.writePending();
+  disk.failDatasync("/s/commitlog/00000000000000000000");
+  await assert.rejects(group.waitFlushed(p.physicalOffset + p.size), (e: unknown) => e instanceof StoreError && e.code === "STORE_NOT_WRITABLE");
+  // The data was never made durable, and no later sync may claim it was.
+  const q = log.append(prepareRecord(message(10), 1 << 20), 1, 1);
+  log.writePending();
+  await assert.rejects(group.waitFlushed(q.physicalOffset + q.size), (e: unknown) => e instanceof StoreError && e.code === "STORE_NOT_WRITABLE");
+  assert.equal(group.flushedOffset, 0);
+  await log.close();
+});

@@ -1,0 +1,85 @@
+// All ConsumeQueues of a store, under `root/consumequeue/<topic>/<queueId>/`.
+import type { FilePort } from "../file_port.ts";
+import { joinPath } from "../file_port.ts";
+import { ConsumeQueue } from "./consume_queue.ts";
+
+export class ConsumeQueueStore {
+  readonly #queues = new Map<string, Map<number, ConsumeQueue>>();
+  readonly dir: string;
+
+  constructor(
+    private readonly files: FilePort,
+    rootDir: string,
+    private readonly unitsPerFile: number,
+  ) {
+    this.dir = joinPath(rootDir, "consumequeue");
+  }
+
+  load(): void {
+    this.files.mkdirp(this.dir);
+    for (const topic of this.files.list(this.dir)) {
+      for (const queueName of this.files.list(joinPath(this.dir, topic))) {
+        if (!/^\d+$/.test(queueName)) continue;
+        const cq = this.#make(topic, Number(queueName));
+        cq.load();
+      }
+    }
+  }
+
+  find(topic: string, queueId: number): ConsumeQueue | undefined {
+    return this.#queues.get(topic)?.get(queueId);
+  }
+
+  getOrCreate(topic: string, queueId: number): ConsumeQueue {
+    return this.find(topic, queueId) ?? this.#make(topic, queueId);
+  }
+
+  queuesOf(topic: string): ConsumeQueue[] {
+    return [...(this.#queues.get(topic)?.values() ?? [])].sort((a, b) => a.queueId - b.queueId);
+  }
+
+  topics(): string[] {
+    return [...this.#queues.keys()].sort();
+  }
+
+  *all(): Iterable<ConsumeQueue> {
+    for (const byId of this.#queues.values()) yield* byId.values();
+  }
+
+  /** Largest end (offset + size) any queue points at: where dispatch has been. */
+  maxPhysicOffset(): number {
+    let max = 0;
+    for (const cq of this.all()) max = Math.max(max, cq.maxPhysicOffset);
+    return max;
+  }
+
+  async datasyncAll(): Promise<void> {
+    for (const cq of this.all()) await cq.datasync();
+    await this.files.syncDir(this.dir);
+  }
+
+  /** Removes a topic's queues and files (topic deletion). */
+  destroyTopic(topic: string): void {
+    const byId = this.#queues.get(topic);
+    if (!byId) return;
+    for (const cq of byId.values()) cq.destroy();
+    this.#queues.delete(topic);
+    this.files.removeTree(joinPath(this.dir, topic));
+  }
+
+  close(): void {
+    for (const cq of this.all()) cq.close();
+    this.#queues.clear();
+  }
+
+  #make(topic: string, queueId: number): ConsumeQueue {
+    let byId = this.#queues.get(topic);
+    if (!byId) {
+      byId = new Map();
+      this.#queues.set(topic, byId);
+    }
+    const cq = new ConsumeQueue(this.files, this.dir, topic, queueId, this.unitsPerFile);
+    byId.set(queueId, cq);
+    return cq;
+  }
+}

@@ -1,0 +1,474 @@
+// The message store: CommitLog + flush + ConsumeQueues + index + checkpoint, behind one
+// put/get surface (RocketMQ's DefaultMessageStore, minus the network). It knows no HTTP,
+// lease or wall clock beyond the `nowMs` it is handed.
+import type { FilePort } from "./file_port.ts";
+import { joinPath } from "./file_port.ts";
+import type { StoreConfig } from "./config.ts";
+import { StoreError } from "./errors.ts";
+import { CommitLog } from "./commit_log/commit_log.ts";
+import { GroupCommit } from "./commit_log/group_commit.ts";
+import { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
+import type { ConsumeQueue, CqUnit } from "./consume_queue/consume_queue.ts";
+import { StoreCheckpoint } from "./checkpoint.ts";
+import {
+  type MessageInput,
+  type MessageRecord,
+  prepareRecord,
+  type PreparedRecord,
+  storeTimestampAt,
+} from "./message/record.ts";
+import {
+  buildsConsumeQueue,
+  type DispatchRequest,
+  keysOf,
+  PROPERTY_KEYS,
+  PROPERTY_TAGS,
+  PROPERTY_UNIQ_KEY,
+  tagsCodeOf,
+} from "./dispatch_request.ts";
+import { IndexService } from "./index/index_service.ts";
+import { recoverStore, type RecoveryReport } from "./recovery.ts";
+import { Retention } from "./retention.ts";
+
+export type Durability = "WRITTEN" | "FLUSHED";
+
+export interface PutResult {
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  commitLogOffset: number;
+  size: number;
+  storeTimestamp: number;
+  durability: Durability;
+}
+
+export type GetMessageStatus =
+  | "FOUND"
+  | "NO_MATCHED_MESSAGE"
+  | "NO_MATCHED_LOGIC_QUEUE"
+  | "NO_MESSAGE_IN_QUEUE"
+  | "OFFSET_TOO_SMALL"
+  | "OFFSET_OVERFLOW_ONE"
+  | "OFFSET_OVERFLOW_BADLY"
+  | "OFFSET_FOUND_NULL";
+
+export interface StoredMessage {
+  queueOffset: number;
+  record: MessageRecord;
+}
+
+export interface GetMessageResult {
+  status: GetMessageStatus;
+  messages: StoredMessage[];
+  nextBeginOffset: number;
+  minOffset: number;
+  maxOffset: number;
+}
+
+/** Tag filter: undefined or "*" matches all; otherwise the set of tags (`A || B`). */
+export interface MessageFilter {
+  tags?: Set<string>;
+}
+
+export type ArrivalListener = (topic: string, queueId: number, maxOffset: number) => void;
+
+export interface StoreLog {
+  (level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface MessageStoreOptions {
+  files: FilePort;
+  config: StoreConfig;
+  nowMs: () => number;
+  log?: StoreLog;
+  /** Percent of the disk in use (0-100); retention deletes early when it is high. */
+  diskUsedRatio?: () => number;
+}
+
+export class MessageStore {
+  readonly files: FilePort;
+  readonly config: StoreConfig;
+  readonly commitLog: CommitLog;
+  readonly groupCommit: GroupCommit;
+  readonly consumeQueues: ConsumeQueueStore;
+  readonly index: IndexService;
+  readonly #nowMs: () => number;
+  readonly #log: StoreLog;
+  readonly #retention: Retention;
+  #checkpoint: StoreCheckpoint | undefined;
+  #topicQueueTable = new Map<string, number>();
+  #undispatched: DispatchRequest[] = [];
+  #dispatchedOffset = 0;
+  #lastStoreTimestamp = 0;
+  #lastLogicsTimestamp = 0;
+  #writeTick: Promise<void> | undefined;
+  #writeFailure: Error | undefined;
+  #arrival: ArrivalListener = () => {};
+  #timers: ReturnType<typeof setInterval>[] = [];
+  #checkpointing: Promise<void> | undefined;
+  #open = false;
+  diskFull = false;
+  recovery: RecoveryReport | undefined;
+
+  constructor(options: MessageStoreOptions) {
+    this.files = options.files;
+    this.config = options.config;
+    this.#nowMs = options.nowMs;
+    this.#log = options.log ?? (() => {});
+    const root = this.config.storePathRootDir;
+    this.commitLog = new CommitLog({
+      files: this.files,
+      dir: joinPath(root, "commitlog"),
+      segmentBytes: this.config.mappedFileSizeCommitLog,
+      writeBatchBytesMax: this.config.writeBatchBytesMax,
+      zeroFill: this.config.segmentZeroFill,
+    });
+    this.groupCommit = new GroupCommit(this.commitLog, { syncFlushTimeoutMs: this.config.syncFlushTimeout });
+    this.consumeQueues = new ConsumeQueueStore(this.files, root, this.config.mappedFileSizeConsumeQueueUnits);
+    this.index = new IndexService({
+      files: this.files,
+      rootDir: root,
+      hashSlotNum: this.config.maxHashSlotNum,
+      indexNum: this.config.maxIndexNum,
+      nowMs: this.#nowMs,
+    });
+    this.#retention = new Retention(this, {
+      nowMs: this.#nowMs,
+      diskUsedRatio: options.diskUsedRatio ?? (() => 0),
+      log: this.#log,
+    });
+  }
+
+  get abortPath(): string {
+    return joinPath(this.config.storePathRootDir, "abort");
+  }
+  get dispatchedOffset(): number {
+    return this.#dispatchedOffset;
+  }
+  /** Offset below which consumers may read: flushed bytes under SYNC_FLUSH, else written. */
+  get confirmOffset(): number {
+    return this.config.flushDiskType === "SYNC_FLUSH" ? this.groupCommit.flushedOffset : this.commitLog.wroteOffset;
+  }
+  get writable(): boolean {
+    return this.#open && !this.groupCommit.failure && !this.#writeFailure && !this.diskFull;
+  }
+
+  onArrival(listener: ArrivalListener) {
+    this.#arrival = listener;
+  }
+
+  /** Opens the folder, recovers (printing progress on long scans) and marks the run unclean. */
+  async open(): Promise<RecoveryReport> {
+    const root = this.config.storePathRootDir;
+    this.files.mkdirp(root);
+    const abnormal = this.files.exists(this.abortPath);
+    this.commitLog.load();
+    this.consumeQueues.load();
+    this.index.load();
+    this.#checkpoint = new StoreCheckpoint(this.files, joinPath(root, "checkpoint"), root);
+    const report = await recoverStore({
+      store: this,
+      checkpoint: this.#checkpoint.read(),
+      abnormal,
+      log: this.#log,
+      dispatch: (req) => this.#dispatchOne(req),
+    });
+    this.recovery = report;
+    this.#dispatchedOffset = report.endOffset;
+    this.groupCommit.reset(report.endOffset);
+    this.#lastStoreTimestamp = report.lastStoreTimestamp;
+    this.commitLog.onWritten((wrote) => {
+      if (this.config.flushDiskType === "ASYNC_FLUSH") this.#dispatchUpTo(wrote);
+    });
+    this.groupCommit.onFlushed((flushed) => {
+      if (this.config.flushDiskType === "SYNC_FLUSH") this.#dispatchUpTo(flushed);
+    });
+    const abort = this.files.open(this.abortPath, { create: true });
+    abort.close();
+    await this.files.syncDir(root);
+    this.#open = true;
+    await this.checkpoint();
+    return report;
+  }
+
+  /** Starts the background loops: async flush, checkpoint, retention. Stopped by close(). */
+  start(): void {
+    const every = (ms: number, f: () => Promise<unknown> | void) => {
+      const t = setInterval(() => {
+        Promise.resolve(f()).catch((err) => this.#log("error", "store background task failed", { err: String(err) }));
+      }, ms);
+      (t as { unref?: () => void }).unref?.();
+      this.#timers.push(t);
+    };
+    if (this.config.flushDiskType === "ASYNC_FLUSH") every(this.config.flushIntervalCommitLog, () => this.groupCommit.flush());
+    every(this.config.flushIntervalConsumeQueue, () => this.checkpoint());
+    every(10_000, () => this.#retention.run({ manual: false }));
+  }
+
+  /** Appends one message; resolves when it is written (ASYNC_FLUSH) or flushed (SYNC_FLUSH). */
+  putMessage(input: MessageInput): Promise<PutResult> {
+    try {
+      return this.#put(prepareRecord(input, this.config.maxMessageSize));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Appends several messages written together; each settles on its own (one bad item fails alone). */
+  putMessages(inputs: MessageInput[]): Promise<PutResult>[] {
+    return inputs.map((input) => this.putMessage(input));
+  }
+
+  #put(prepared: PreparedRecord): Promise<PutResult> {
+    this.#checkWritable();
+    const key = `${prepared.topic}\u0000${prepared.queueId}`;
+    const queueOffset = this.#topicQueueTable.get(key) ??
+      (this.consumeQueues.find(prepared.topic, prepared.queueId)?.maxOffset ?? 0);
+    // Store time rises in file order (it is set inside RocketMQ's put lock).
+    const storeTimestamp = Math.max(this.#nowMs(), this.#lastStoreTimestamp);
+    this.#lastStoreTimestamp = storeTimestamp;
+    const position = this.commitLog.append(prepared, queueOffset, storeTimestamp);
+    this.#topicQueueTable.set(key, queueOffset + 1);
+    const props = prepared.properties;
+    this.#undispatched.push({
+      topic: prepared.topic,
+      queueId: prepared.queueId,
+      commitLogOffset: position.physicalOffset,
+      msgSize: position.size,
+      tagsCode: tagsCodeOf(props.get(PROPERTY_TAGS)),
+      storeTimestamp,
+      consumeQueueOffset: queueOffset,
+      keys: keysOf(props.get(PROPERTY_KEYS)),
+      uniqKey: props.get(PROPERTY_UNIQ_KEY),
+      sysFlag: 0,
+    });
+    const end = position.physicalOffset + position.size;
+    const result = (durability: Durability): PutResult => ({
+      topic: prepared.topic,
+      queueId: prepared.queueId,
+      queueOffset,
+      commitLogOffset: position.physicalOffset,
+      size: position.size,
+      storeTimestamp,
+      durability,
+    });
+    const written = this.#scheduleWrite();
+    if (this.config.flushDiskType === "SYNC_FLUSH") {
+      return written.then(() => this.groupCommit.waitFlushed(end)).then(() => result("FLUSHED"));
+    }
+    return written.then(() => result(end <= this.groupCommit.flushedOffset ? "FLUSHED" : "WRITTEN"));
+  }
+
+  /** One write per tick for all appends made in it. */
+  #scheduleWrite(): Promise<void> {
+    if (!this.#writeTick) {
+      this.#writeTick = Promise.resolve().then(() => {
+        this.#writeTick = undefined;
+        try {
+          this.commitLog.writePending();
+        } catch (err) {
+          // A failed write leaves the tail unknown: stop taking writes; recovery sorts it out.
+          this.#writeFailure = err as Error;
+          throw new StoreError("STORE_NOT_WRITABLE", "Cannot accept writes as a CommitLog write failed", {
+            cause: err,
+          });
+        }
+      });
+    }
+    return this.#writeTick;
+  }
+
+  #checkWritable() {
+    if (this.writable) return;
+    const why = !this.#open
+      ? "the store is not open"
+      : this.diskFull
+      ? `disk use passed diskSpaceWarningLevelRatio ${this.config.diskSpaceWarningLevelRatio}%`
+      : "a CommitLog write or fdatasync failed";
+    throw new StoreError("STORE_NOT_WRITABLE", `Cannot accept writes as ${why}`, {
+      cause: this.groupCommit.failure ?? this.#writeFailure,
+    });
+  }
+
+  /** Builds ConsumeQueue and index entries for records now visible, then wakes waiters. */
+  #dispatchUpTo(confirm: number) {
+    const touched = new Set<ConsumeQueue>();
+    let n = 0;
+    while (n < this.#undispatched.length) {
+      const req = this.#undispatched[n];
+      if (req.commitLogOffset + req.msgSize > confirm) break;
+      const cq = this.#dispatchOne(req);
+      if (cq) touched.add(cq);
+      this.#dispatchedOffset = req.commitLogOffset + req.msgSize;
+      n++;
+    }
+    if (n === 0) return;
+    this.#undispatched = n === this.#undispatched.length ? [] : this.#undispatched.slice(n);
+    for (const cq of touched) {
+      cq.flushWrites();
+      this.#arrival(cq.topic, cq.queueId, cq.maxOffset);
+    }
+    // A BLANK at a segment end is not a record: dispatch has passed it when the log has.
+    if (this.#undispatched.length === 0) this.#dispatchedOffset = Math.max(this.#dispatchedOffset, Math.min(confirm, this.commitLog.wroteOffset));
+  }
+
+  #dispatchOne(req: DispatchRequest): ConsumeQueue | undefined {
+    let cq: ConsumeQueue | undefined;
+    if (buildsConsumeQueue(req.sysFlag)) {
+      cq = this.consumeQueues.getOrCreate(req.topic, req.queueId);
+      cq.put(req.consumeQueueOffset, req.commitLogOffset, req.msgSize, req.tagsCode);
+      this.#lastLogicsTimestamp = req.storeTimestamp;
+    }
+    if (this.config.messageIndexEnable) this.index.put(req);
+    return cq;
+  }
+
+  /** Recovery sets the next queue offsets from what the ConsumeQueues hold. */
+  resetTopicQueueTable() {
+    this.#topicQueueTable.clear();
+  }
+
+  /**
+   * Flushes ConsumeQueues and index, then records how far they are durable. Recovery starts
+   * from `dispatchSafeOffset`, so it must never pass bytes the CommitLog has not synced.
+   */
+  checkpoint(): Promise<void> {
+    if (!this.#checkpointing) {
+      this.#checkpointing = this.#writeCheckpoint().finally(() => (this.#checkpointing = undefined));
+    }
+    return this.#checkpointing;
+  }
+
+  async #writeCheckpoint() {
+    if (!this.#checkpoint) return;
+    const dispatched = this.#dispatchedOffset;
+    const logicsTs = this.#lastLogicsTimestamp;
+    await this.consumeQueues.datasyncAll();
+    await this.index.flush();
+    const flushed = this.groupCommit.flushedOffset;
+    await this.#checkpoint.write({
+      physicMsgTimestamp: this.#lastStoreTimestamp,
+      logicsMsgTimestamp: logicsTs,
+      indexMsgTimestamp: logicsTs,
+      flushedOffset: flushed,
+      dispatchSafeOffset: Math.min(dispatched, flushed),
+    });
+  }
+
+  // ---- reads ----
+
+  getMessage(
+    topic: string,
+    queueId: number,
+    offset: number,
+    options: { maxMsgNums: number; maxBytes: number; filter?: MessageFilter },
+  ): GetMessageResult {
+    const cq = this.consumeQueues.find(topic, queueId);
+    if (!cq) return { status: "NO_MATCHED_LOGIC_QUEUE", messages: [], nextBeginOffset: 0, minOffset: 0, maxOffset: 0 };
+    const minOffset = cq.minOffset, maxOffset = cq.maxOffset;
+    const base = { messages: [] as StoredMessage[], minOffset, maxOffset };
+    if (maxOffset === 0) return { ...base, status: "NO_MESSAGE_IN_QUEUE", nextBeginOffset: 0 };
+    if (offset < minOffset) return { ...base, status: "OFFSET_TOO_SMALL", nextBeginOffset: minOffset };
+    if (offset === maxOffset) return { ...base, status: "OFFSET_OVERFLOW_ONE", nextBeginOffset: offset };
+    if (offset > maxOffset) return { ...base, status: "OFFSET_OVERFLOW_BADLY", nextBeginOffset: maxOffset };
+    const tagCodes = options.filter?.tags ? new Set([...options.filter.tags].map(tagsCodeOf)) : undefined;
+    const messages: StoredMessage[] = [];
+    let next = offset, bytes = 0;
+    const scanMax = Math.max(16_000 / 20, options.maxMsgNums * 20);
+    for (const unit of cq.range(offset, scanMax)) {
+      if (messages.length >= options.maxMsgNums || (messages.length > 0 && bytes + unit.size > options.maxBytes)) break;
+      next = unit.queueOffset + 1;
+      if (tagCodes && !tagCodes.has(unit.tagsCode | 0)) continue;
+      const parsed = this.commitLog.readRecord(unit.commitLogOffset, unit.size);
+      if (parsed.kind !== "record") continue; // removed by retention meanwhile
+      // Hash codes can collide: confirm on the record's own tag.
+      if (options.filter?.tags && !options.filter.tags.has(parsed.record.properties.get(PROPERTY_TAGS) ?? "")) continue;
+      messages.push({ queueOffset: unit.queueOffset, record: parsed.record });
+      bytes += unit.size;
+    }
+    const status = messages.length ? "FOUND" : next > offset ? "NO_MATCHED_MESSAGE" : "OFFSET_FOUND_NULL";
+    return { ...base, status, messages, nextBeginOffset: next };
+  }
+
+  /** The record at a CommitLog offset (view by message offset id). */
+  lookMessageByOffset(commitLogOffset: number): MessageRecord | undefined {
+    const header = this.commitLog.read(commitLogOffset, 4);
+    if (!header) return undefined;
+    const size = new DataView(header.buffer, header.byteOffset).getInt32(0);
+    if (size <= 0 || size > this.config.maxMessageSize + 65_536) return undefined;
+    const parsed = this.commitLog.readRecord(commitLogOffset, size);
+    return parsed.kind === "record" ? parsed.record : undefined;
+  }
+
+  /** Messages of `topic` whose KEYS hold `key` or whose UNIQ_KEY is `key`, newest first. */
+  queryMessage(topic: string, key: string, options: { maxNum: number; beginTimestamp: number; endTimestamp: number }): MessageRecord[] {
+    const out: MessageRecord[] = [];
+    for (const offset of this.index.queryByKey(topic, key, options)) {
+      const record = this.lookMessageByOffset(offset);
+      if (!record || record.topic !== topic) continue;
+      if (record.properties.get(PROPERTY_UNIQ_KEY) === key || keysOf(record.properties.get(PROPERTY_KEYS)).includes(key)) {
+        out.push(record);
+      }
+    }
+    return out;
+  }
+
+  getMaxOffsetInQueue(topic: string, queueId: number): number {
+    return this.consumeQueues.find(topic, queueId)?.maxOffset ?? 0;
+  }
+  getMinOffsetInQueue(topic: string, queueId: number): number {
+    return this.consumeQueues.find(topic, queueId)?.minOffset ?? 0;
+  }
+
+  /** First queue offset stored at or after `timestamp` (SEARCH_OFFSET_BY_TIMESTAMP). */
+  getOffsetInQueueByTime(topic: string, queueId: number, timestamp: number): number {
+    const cq = this.consumeQueues.find(topic, queueId);
+    if (!cq) return 0;
+    return cq.offsetAtTime(timestamp, (unit: CqUnit) => this.#storeTimeOf(unit));
+  }
+
+  #storeTimeOf(unit: CqUnit): number | undefined {
+    const head = this.commitLog.read(unit.commitLogOffset, 96);
+    if (!head) return undefined;
+    const view = new DataView(head.buffer, head.byteOffset);
+    const at = storeTimestampAt(view.getInt32(36));
+    return view.getInt32(at) * 2 ** 32 + view.getUint32(at + 4);
+  }
+
+  /** Deletes expired files now (admin request or tests); same rules as the timer. */
+  deleteExpiredFiles(manual = true): Promise<number> {
+    return this.#retention.run({ manual });
+  }
+
+  /** Removes a topic's ConsumeQueues; its records age out of the CommitLog. */
+  deleteTopic(topic: string) {
+    this.consumeQueues.destroyTopic(topic);
+    for (const key of [...this.#topicQueueTable.keys()]) if (key.startsWith(`${topic}\u0000`)) this.#topicQueueTable.delete(key);
+  }
+
+  /** Clean shutdown: write what is gathered, flush, checkpoint, remove the abort file. */
+  async close(): Promise<void> {
+    if (!this.#open) return;
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    await this.#writeTick?.catch(() => {});
+    this.commitLog.writePending();
+    await this.groupCommit.idle();
+    const clean = !this.groupCommit.failure && !this.#writeFailure;
+    if (clean) {
+      this.#dispatchUpTo(this.groupCommit.flushedOffset);
+      await this.#checkpointing;
+      await this.checkpoint();
+    }
+    this.#open = false;
+    await this.commitLog.close();
+    this.consumeQueues.close();
+    this.index.close();
+    this.#checkpoint?.close();
+    if (clean && this.#undispatched.length === 0) {
+      this.files.remove(this.abortPath);
+      await this.files.syncDir(this.config.storePathRootDir);
+    }
+  }
+}
+

@@ -1,0 +1,175 @@
+// Recovery at open (reference/rocketmq.md §5, reliability.md §4.1).
+//
+// The checkpoint names `dispatchSafeOffset`: a record boundary below which the CommitLog
+// was synced and the ConsumeQueues and index were made durable. Everything derived above
+// it is dropped and rebuilt by scanning the CommitLog from there, record by record with
+// CRC and self-offset checks, so the scan is proportional to the unflushed tail, not the
+// whole log. The first bad record ends the log: its bytes (a torn write) are zeroed and
+// never served. Damage *below* the last checkpointed flush point is not a torn tail but
+// lost acknowledged data: the store refuses to start instead of truncating it silently.
+import { CorruptRecordError } from "./errors.ts";
+import { readFully } from "./file_port.ts";
+import { parseRecord } from "./message/record.ts";
+import { buildsConsumeQueue, type DispatchRequest, dispatchRequestOf } from "./dispatch_request.ts";
+import type { CheckpointState } from "./checkpoint.ts";
+import type { MessageStore, StoreLog } from "./message_store.ts";
+
+const SCAN_BLOCK_BYTES = 1024 * 1024;
+const PROGRESS_EVERY_BYTES = 256 * 1024 * 1024;
+const ZERO_BLOCK_BYTES = 64 * 1024;
+
+export interface RecoveryReport {
+  abnormal: boolean;
+  startOffset: number;
+  endOffset: number;
+  scannedBytes: number;
+  records: number;
+  /** Why the scan stopped, when it stopped at damage rather than at the end of data. */
+  damage?: string;
+  lastStoreTimestamp: number;
+}
+
+export interface RecoverArgs {
+  store: MessageStore;
+  checkpoint: CheckpointState | undefined;
+  abnormal: boolean;
+  log: StoreLog;
+  dispatch: (req: DispatchRequest) => void;
+}
+
+export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
+  const { store, checkpoint, log } = args;
+  const commitLog = store.commitLog;
+  if (commitLog.segments.length === 0) {
+    // No CommitLog: nothing derived can be trusted.
+    for (const topic of store.consumeQueues.topics()) store.consumeQueues.destroyTopic(topic);
+    store.index.recoverAfterCrash(0);
+    return { abnormal: args.abnormal, startOffset: 0, endOffset: commitLog.wroteOffset, scannedBytes: 0, records: 0, lastStoreTimestamp: 0 };
+  }
+  const start = chooseStart(store, checkpoint, log);
+  for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(start);
+  store.index.recoverAfterCrash(start);
+
+  const scan = scanFrom(store, start, args.dispatch, log);
+  if (
+    scan.damage && checkpoint && scan.end < checkpoint.flushedOffset &&
+    store.config.refuseCorruptionBelowCheckpoint
+  ) {
+    throw new CorruptRecordError(
+      scan.end,
+      `${scan.damage}, below the checkpointed flush point ${checkpoint.flushedOffset}: acknowledged data is damaged; refusing to truncate it (refuseCorruptionBelowCheckpoint)`,
+    );
+  }
+  if (scan.damage) log("warn", "recovery truncated a torn tail", { offset: scan.end, reason: scan.damage });
+  await zeroTail(store, scan.end);
+  commitLog.setEnd(scan.end);
+  for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(scan.end);
+  store.resetTopicQueueTable();
+  // What recovery accepted must be durable before anyone is told it is (kill -9 leaves it
+  // only in the page cache).
+  for (const segment of commitLog.segmentsBetween(commitLog.minOffset, scan.end)) await segment.file.datasync();
+  if (scan.end - start > PROGRESS_EVERY_BYTES) log("info", "recovery finished", { ...scan, start });
+  return {
+    abnormal: args.abnormal,
+    startOffset: start,
+    endOffset: scan.end,
+    scannedBytes: scan.end - start,
+    records: scan.records,
+    damage: scan.damage,
+    lastStoreTimestamp: Math.max(scan.lastStoreTimestamp, checkpoint?.physicMsgTimestamp ?? 0),
+  };
+}
+
+function chooseStart(store: MessageStore, checkpoint: CheckpointState | undefined, log: StoreLog): number {
+  const commitLog = store.commitLog;
+  const min = commitLog.minOffset;
+  const max = commitLog.segments.at(-1)!.endOffset;
+  const wanted = checkpoint?.dispatchSafeOffset ?? min;
+  if (wanted < min) return min;
+  if (wanted > max) {
+    log("warn", "checkpoint points past the CommitLog; scanning it all", { wanted, max });
+    return min;
+  }
+  const segment = commitLog.findSegment(wanted);
+  if (!segment) return wanted; // exactly the end of the last segment
+  const head = readFully(segment.file, wanted - segment.startOffset, 8);
+  const probe = parseRecord(head, 0, { checkCrc: false });
+  if (probe.kind === "corrupt" && probe.reason !== "bad or truncated total size") {
+    log("warn", "checkpoint offset is not a record boundary; scanning the whole CommitLog", { wanted });
+    return min;
+  }
+  return wanted;
+}
+
+interface ScanResult {
+  end: number;
+  records: number;
+  damage?: string;
+  lastStoreTimestamp: number;
+}
+
+function scanFrom(store: MessageStore, start: number, dispatch: (r: DispatchRequest) => void, log: StoreLog): ScanResult {
+  const commitLog = store.commitLog;
+  const recordBytesMax = store.config.maxMessageSize + 65_536;
+  let pos = start, records = 0, lastStoreTimestamp = 0, nextProgress = start + PROGRESS_EVERY_BYTES;
+  const stop = (damage?: string): ScanResult => ({ end: pos, records, damage, lastStoreTimestamp });
+  let block = new Uint8Array(0), blockStart = 0;
+  for (;;) {
+    const segment = commitLog.findSegment(pos);
+    if (!segment) return stop();
+    // Keep a block that holds at least the header at `pos`, and the whole record once its
+    // size is known (records cross block ends).
+    let at = pos - blockStart;
+    if (at < 0 || block.length - at < 8) {
+      block = readFully(segment.file, pos - segment.startOffset, Math.min(SCAN_BLOCK_BYTES, segment.endOffset - pos));
+      blockStart = pos;
+      at = 0;
+    }
+    const size = new DataView(block.buffer, block.byteOffset + at).getInt32(0);
+    if (size > block.length - at && size <= Math.min(recordBytesMax, segment.endOffset - pos)) {
+      block = readFully(segment.file, pos - segment.startOffset, Math.max(size, Math.min(SCAN_BLOCK_BYTES, segment.endOffset - pos)));
+      blockStart = pos;
+      at = 0;
+    }
+    const result = parseRecord(block, at, { checkCrc: true, expectedPhysicalOffset: pos });
+    if (result.kind === "end") return stop();
+    if (result.kind === "corrupt") return stop(result.reason);
+    if (result.kind === "blank") {
+      if (pos + result.size !== segment.endOffset) return stop("BLANK does not reach the segment end");
+      pos = segment.endOffset;
+      continue;
+    }
+    const record = result.record;
+    if (buildsConsumeQueue(record.sysFlag)) {
+      const cq = store.consumeQueues.find(record.topic, record.queueId);
+      if (cq && cq.maxOffset !== cq.minOffset && record.queueOffset !== cq.maxOffset) {
+        return stop(`queue offset ${record.queueOffset} breaks the sequence of ${record.topic}:${record.queueId} at ${cq.maxOffset}`);
+      }
+    }
+    dispatch(dispatchRequestOf(record));
+    records++;
+    lastStoreTimestamp = record.storeTimestamp;
+    pos += result.size;
+    if (pos >= nextProgress) {
+      log("info", "recovery progress", { offset: pos, scannedMiB: Math.round((pos - start) / 1048576) });
+      nextProgress += PROGRESS_EVERY_BYTES;
+    }
+  }
+}
+
+/** Zeroes bytes after `end` in its segment up to the first all-zero block, then syncs. */
+async function zeroTail(store: MessageStore, end: number) {
+  const segment = store.commitLog.findSegment(end);
+  if (!segment) return;
+  let pos = end - segment.startOffset;
+  let wrote = false;
+  while (pos < segment.sizeBytes) {
+    const n = Math.min(ZERO_BLOCK_BYTES, segment.sizeBytes - pos);
+    const bytes = readFully(segment.file, pos, n);
+    if (bytes.every((b) => b === 0)) break;
+    segment.file.writeAt(new Uint8Array(n), pos);
+    wrote = true;
+    pos += n;
+  }
+  if (wrote) await segment.file.datasync();
+}
