@@ -47,7 +47,8 @@ export class StoreCheckpoint {
       flushedOffset: getLong(view, 24),
       dispatchSafeOffset: getLong(view, 32),
     };
-    return state.flushedOffset === 0 && state.dispatchSafeOffset === 0 && state.physicMsgTimestamp === 0
+    return state.flushedOffset === 0 && state.dispatchSafeOffset === 0 &&
+        state.physicMsgTimestamp === 0
       ? undefined
       : state;
   }

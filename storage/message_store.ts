@@ -13,8 +13,8 @@ import { StoreCheckpoint } from "./checkpoint.ts";
 import {
   type MessageInput,
   type MessageRecord,
-  prepareRecord,
   type PreparedRecord,
+  prepareRecord,
   storeTimestampAt,
 } from "./message/record.ts";
 import {
@@ -123,11 +123,17 @@ export class MessageStore {
       writeBatchBytesMax: this.config.writeBatchBytesMax,
       zeroFill: this.config.segmentZeroFill,
     });
-    this.groupCommit = new GroupCommit(this.commitLog, { syncFlushTimeoutMs: this.config.syncFlushTimeout });
-    this.consumeQueues = new ConsumeQueueStore(this.files, root, this.config.mappedFileSizeConsumeQueueUnits);
+    this.groupCommit = new GroupCommit(this.commitLog, {
+      syncFlushTimeoutMs: this.config.syncFlushTimeout,
+    });
+    this.consumeQueues = new ConsumeQueueStore(
+      this.files,
+      root,
+      this.config.mappedFileSizeConsumeQueueUnits,
+    );
     this.index = new IndexService({
       files: this.files,
-      rootDir: root,
+      storePathRootDir: root,
       hashSlotNum: this.config.maxHashSlotNum,
       indexNum: this.config.maxIndexNum,
       nowMs: this.#nowMs,
@@ -147,7 +153,9 @@ export class MessageStore {
   }
   /** Offset below which consumers may read: flushed bytes under SYNC_FLUSH, else written. */
   get confirmOffset(): number {
-    return this.config.flushDiskType === "SYNC_FLUSH" ? this.groupCommit.flushedOffset : this.commitLog.wroteOffset;
+    return this.config.flushDiskType === "SYNC_FLUSH"
+      ? this.groupCommit.flushedOffset
+      : this.commitLog.wroteOffset;
   }
   get writable(): boolean {
     return this.#open && !this.groupCommit.failure && !this.#writeFailure && !this.diskFull;
@@ -178,10 +186,10 @@ export class MessageStore {
     this.groupCommit.reset(report.endOffset);
     this.#lastStoreTimestamp = report.lastStoreTimestamp;
     this.commitLog.onWritten((wrote) => {
-      if (this.config.flushDiskType === "ASYNC_FLUSH") this.#dispatchUpTo(wrote);
+      if (this.config.flushDiskType === "ASYNC_FLUSH") this.#dispatchSafely(wrote);
     });
     this.groupCommit.onFlushed((flushed) => {
-      if (this.config.flushDiskType === "SYNC_FLUSH") this.#dispatchUpTo(flushed);
+      if (this.config.flushDiskType === "SYNC_FLUSH") this.#dispatchSafely(flushed);
     });
     const abort = this.files.open(this.abortPath, { create: true });
     abort.close();
@@ -195,12 +203,16 @@ export class MessageStore {
   start(): void {
     const every = (ms: number, f: () => Promise<unknown> | void) => {
       const t = setInterval(() => {
-        Promise.resolve(f()).catch((err) => this.#log("error", "store background task failed", { err: String(err) }));
+        Promise.resolve(f()).catch((err) =>
+          this.#log("error", "store background task failed", { err: String(err) })
+        );
       }, ms);
       (t as { unref?: () => void }).unref?.();
       this.#timers.push(t);
     };
-    if (this.config.flushDiskType === "ASYNC_FLUSH") every(this.config.flushIntervalCommitLog, () => this.groupCommit.flush());
+    if (this.config.flushDiskType === "ASYNC_FLUSH") {
+      every(this.config.flushIntervalCommitLog, () => this.groupCommit.flush());
+    }
     every(this.config.flushIntervalConsumeQueue, () => this.checkpoint());
     every(10_000, () => this.#retention.run({ manual: false }));
   }
@@ -256,7 +268,9 @@ export class MessageStore {
     if (this.config.flushDiskType === "SYNC_FLUSH") {
       return written.then(() => this.groupCommit.waitFlushed(end)).then(() => result("FLUSHED"));
     }
-    return written.then(() => result(end <= this.groupCommit.flushedOffset ? "FLUSHED" : "WRITTEN"));
+    return written.then(() =>
+      result(end <= this.groupCommit.flushedOffset ? "FLUSHED" : "WRITTEN")
+    );
   }
 
   /** One write per tick for all appends made in it. */
@@ -269,9 +283,13 @@ export class MessageStore {
         } catch (err) {
           // A failed write leaves the tail unknown: stop taking writes; recovery sorts it out.
           this.#writeFailure = err as Error;
-          throw new StoreError("STORE_NOT_WRITABLE", "Cannot accept writes as a CommitLog write failed", {
-            cause: err,
-          });
+          throw new StoreError(
+            "STORE_NOT_WRITABLE",
+            "Cannot accept writes as a CommitLog write failed",
+            {
+              cause: err,
+            },
+          );
         }
       });
     }
@@ -288,6 +306,21 @@ export class MessageStore {
     throw new StoreError("STORE_NOT_WRITABLE", `Cannot accept writes as ${why}`, {
       cause: this.groupCommit.failure ?? this.#writeFailure,
     });
+  }
+
+  /**
+   * A failed ConsumeQueue or index write leaves derived state behind the log: stop taking
+   * writes (the restart's recovery rebuilds it) rather than acknowledge what consumers
+   * cannot see.
+   */
+  #dispatchSafely(confirm: number) {
+    if (this.#writeFailure) return;
+    try {
+      this.#dispatchUpTo(confirm);
+    } catch (err) {
+      this.#writeFailure = err as Error;
+      this.#log("error", "dispatch failed; the store stops taking writes", { err: String(err) });
+    }
   }
 
   /** Builds ConsumeQueue and index entries for records now visible, then wakes waiters. */
@@ -309,7 +342,12 @@ export class MessageStore {
       this.#arrival(cq.topic, cq.queueId, cq.maxOffset);
     }
     // A BLANK at a segment end is not a record: dispatch has passed it when the log has.
-    if (this.#undispatched.length === 0) this.#dispatchedOffset = Math.max(this.#dispatchedOffset, Math.min(confirm, this.commitLog.wroteOffset));
+    if (this.#undispatched.length === 0) {
+      this.#dispatchedOffset = Math.max(
+        this.#dispatchedOffset,
+        Math.min(confirm, this.commitLog.wroteOffset),
+      );
+    }
   }
 
   #dispatchOne(req: DispatchRequest): ConsumeQueue | undefined {
@@ -334,7 +372,9 @@ export class MessageStore {
    */
   checkpoint(): Promise<void> {
     if (!this.#checkpointing) {
-      this.#checkpointing = this.#writeCheckpoint().finally(() => (this.#checkpointing = undefined));
+      this.#checkpointing = this.#writeCheckpoint().finally(
+        () => (this.#checkpointing = undefined),
+      );
     }
     return this.#checkpointing;
   }
@@ -364,29 +404,55 @@ export class MessageStore {
     options: { maxMsgNums: number; maxBytes: number; filter?: MessageFilter },
   ): GetMessageResult {
     const cq = this.consumeQueues.find(topic, queueId);
-    if (!cq) return { status: "NO_MATCHED_LOGIC_QUEUE", messages: [], nextBeginOffset: 0, minOffset: 0, maxOffset: 0 };
+    if (!cq) {
+      return {
+        status: "NO_MATCHED_LOGIC_QUEUE",
+        messages: [],
+        nextBeginOffset: 0,
+        minOffset: 0,
+        maxOffset: 0,
+      };
+    }
     const minOffset = cq.minOffset, maxOffset = cq.maxOffset;
     const base = { messages: [] as StoredMessage[], minOffset, maxOffset };
     if (maxOffset === 0) return { ...base, status: "NO_MESSAGE_IN_QUEUE", nextBeginOffset: 0 };
-    if (offset < minOffset) return { ...base, status: "OFFSET_TOO_SMALL", nextBeginOffset: minOffset };
-    if (offset === maxOffset) return { ...base, status: "OFFSET_OVERFLOW_ONE", nextBeginOffset: offset };
-    if (offset > maxOffset) return { ...base, status: "OFFSET_OVERFLOW_BADLY", nextBeginOffset: maxOffset };
-    const tagCodes = options.filter?.tags ? new Set([...options.filter.tags].map(tagsCodeOf)) : undefined;
+    if (offset < minOffset) {
+      return { ...base, status: "OFFSET_TOO_SMALL", nextBeginOffset: minOffset };
+    }
+    if (offset === maxOffset) {
+      return { ...base, status: "OFFSET_OVERFLOW_ONE", nextBeginOffset: offset };
+    }
+    if (offset > maxOffset) {
+      return { ...base, status: "OFFSET_OVERFLOW_BADLY", nextBeginOffset: maxOffset };
+    }
+    const tagCodes = options.filter?.tags
+      ? new Set([...options.filter.tags].map(tagsCodeOf))
+      : undefined;
     const messages: StoredMessage[] = [];
     let next = offset, bytes = 0;
     const scanMax = Math.max(16_000 / 20, options.maxMsgNums * 20);
     for (const unit of cq.range(offset, scanMax)) {
-      if (messages.length >= options.maxMsgNums || (messages.length > 0 && bytes + unit.size > options.maxBytes)) break;
+      if (
+        messages.length >= options.maxMsgNums ||
+        (messages.length > 0 && bytes + unit.size > options.maxBytes)
+      ) break;
       next = unit.queueOffset + 1;
       if (tagCodes && !tagCodes.has(unit.tagsCode | 0)) continue;
       const parsed = this.commitLog.readRecord(unit.commitLogOffset, unit.size);
       if (parsed.kind !== "record") continue; // removed by retention meanwhile
       // Hash codes can collide: confirm on the record's own tag.
-      if (options.filter?.tags && !options.filter.tags.has(parsed.record.properties.get(PROPERTY_TAGS) ?? "")) continue;
+      if (
+        options.filter?.tags &&
+        !options.filter.tags.has(parsed.record.properties.get(PROPERTY_TAGS) ?? "")
+      ) continue;
       messages.push({ queueOffset: unit.queueOffset, record: parsed.record });
       bytes += unit.size;
     }
-    const status = messages.length ? "FOUND" : next > offset ? "NO_MATCHED_MESSAGE" : "OFFSET_FOUND_NULL";
+    const status = messages.length
+      ? "FOUND"
+      : next > offset
+      ? "NO_MATCHED_MESSAGE"
+      : "OFFSET_FOUND_NULL";
     return { ...base, status, messages, nextBeginOffset: next };
   }
 
@@ -401,12 +467,19 @@ export class MessageStore {
   }
 
   /** Messages of `topic` whose KEYS hold `key` or whose UNIQ_KEY is `key`, newest first. */
-  queryMessage(topic: string, key: string, options: { maxNum: number; beginTimestamp: number; endTimestamp: number }): MessageRecord[] {
+  queryMessage(
+    topic: string,
+    key: string,
+    options: { maxNum: number; beginTimestamp: number; endTimestamp: number },
+  ): MessageRecord[] {
     const out: MessageRecord[] = [];
     for (const offset of this.index.queryByKey(topic, key, options)) {
       const record = this.lookMessageByOffset(offset);
       if (!record || record.topic !== topic) continue;
-      if (record.properties.get(PROPERTY_UNIQ_KEY) === key || keysOf(record.properties.get(PROPERTY_KEYS)).includes(key)) {
+      if (
+        record.properties.get(PROPERTY_UNIQ_KEY) === key ||
+        keysOf(record.properties.get(PROPERTY_KEYS)).includes(key)
+      ) {
         out.push(record);
       }
     }
@@ -443,7 +516,9 @@ export class MessageStore {
   /** Removes a topic's ConsumeQueues; its records age out of the CommitLog. */
   deleteTopic(topic: string) {
     this.consumeQueues.destroyTopic(topic);
-    for (const key of [...this.#topicQueueTable.keys()]) if (key.startsWith(`${topic}\u0000`)) this.#topicQueueTable.delete(key);
+    for (const key of [...this.#topicQueueTable.keys()]) {
+      if (key.startsWith(`${topic}\u0000`)) this.#topicQueueTable.delete(key);
+    }
   }
 
   /** Clean shutdown: write what is gathered, flush, checkpoint, remove the abort file. */
@@ -463,7 +538,7 @@ export class MessageStore {
     this.#open = false;
     await this.commitLog.close();
     this.consumeQueues.close();
-    this.index.close();
+    await this.index.close().catch(() => {});
     this.#checkpoint?.close();
     if (clean && this.#undispatched.length === 0) {
       this.files.remove(this.abortPath);
@@ -471,4 +546,3 @@ export class MessageStore {
     }
   }
 }
-

@@ -43,12 +43,19 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
   if (commitLog.segments.length === 0) {
     // No CommitLog: nothing derived can be trusted.
     for (const topic of store.consumeQueues.topics()) store.consumeQueues.destroyTopic(topic);
-    store.index.recoverAfterCrash(0);
-    return { abnormal: args.abnormal, startOffset: 0, endOffset: commitLog.wroteOffset, scannedBytes: 0, records: 0, lastStoreTimestamp: 0 };
+    await store.index.recoverAfterCrash(0);
+    return {
+      abnormal: args.abnormal,
+      startOffset: 0,
+      endOffset: commitLog.wroteOffset,
+      scannedBytes: 0,
+      records: 0,
+      lastStoreTimestamp: 0,
+    };
   }
   const start = chooseStart(store, checkpoint, log);
   for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(start);
-  store.index.recoverAfterCrash(start);
+  await store.index.recoverAfterCrash(start);
 
   const scan = scanFrom(store, start, args.dispatch, log);
   if (
@@ -60,14 +67,18 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
       `${scan.damage}, below the checkpointed flush point ${checkpoint.flushedOffset}: acknowledged data is damaged; refusing to truncate it (refuseCorruptionBelowCheckpoint)`,
     );
   }
-  if (scan.damage) log("warn", "recovery truncated a torn tail", { offset: scan.end, reason: scan.damage });
+  if (scan.damage) {
+    log("warn", "recovery truncated a torn tail", { offset: scan.end, reason: scan.damage });
+  }
   await zeroTail(store, scan.end);
   commitLog.setEnd(scan.end);
   for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(scan.end);
   store.resetTopicQueueTable();
   // What recovery accepted must be durable before anyone is told it is (kill -9 leaves it
   // only in the page cache).
-  for (const segment of commitLog.segmentsBetween(commitLog.minOffset, scan.end)) await segment.file.datasync();
+  for (const segment of commitLog.segmentsBetween(commitLog.minOffset, scan.end)) {
+    await segment.file.datasync();
+  }
   if (scan.end - start > PROGRESS_EVERY_BYTES) log("info", "recovery finished", { ...scan, start });
   return {
     abnormal: args.abnormal,
@@ -80,7 +91,11 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
   };
 }
 
-function chooseStart(store: MessageStore, checkpoint: CheckpointState | undefined, log: StoreLog): number {
+function chooseStart(
+  store: MessageStore,
+  checkpoint: CheckpointState | undefined,
+  log: StoreLog,
+): number {
   const commitLog = store.commitLog;
   const min = commitLog.minOffset;
   const max = commitLog.segments.at(-1)!.endOffset;
@@ -95,7 +110,9 @@ function chooseStart(store: MessageStore, checkpoint: CheckpointState | undefine
   const head = readFully(segment.file, wanted - segment.startOffset, 8);
   const probe = parseRecord(head, 0, { checkCrc: false });
   if (probe.kind === "corrupt" && probe.reason !== "bad or truncated total size") {
-    log("warn", "checkpoint offset is not a record boundary; scanning the whole CommitLog", { wanted });
+    log("warn", "checkpoint offset is not a record boundary; scanning the whole CommitLog", {
+      wanted,
+    });
     return min;
   }
   return wanted;
@@ -108,12 +125,17 @@ interface ScanResult {
   lastStoreTimestamp: number;
 }
 
-function scanFrom(store: MessageStore, start: number, dispatch: (r: DispatchRequest) => void, log: StoreLog): ScanResult {
+function scanFrom(
+  store: MessageStore,
+  start: number,
+  dispatch: (r: DispatchRequest) => void,
+  log: StoreLog,
+): ScanResult {
   const commitLog = store.commitLog;
   const recordBytesMax = store.config.maxMessageSize + 65_536;
   let pos = start, records = 0, lastStoreTimestamp = 0, nextProgress = start + PROGRESS_EVERY_BYTES;
   const stop = (damage?: string): ScanResult => ({ end: pos, records, damage, lastStoreTimestamp });
-  let block = new Uint8Array(0), blockStart = 0;
+  let block: Uint8Array = new Uint8Array(0), blockStart = 0;
   for (;;) {
     const segment = commitLog.findSegment(pos);
     if (!segment) return stop();
@@ -121,13 +143,21 @@ function scanFrom(store: MessageStore, start: number, dispatch: (r: DispatchRequ
     // size is known (records cross block ends).
     let at = pos - blockStart;
     if (at < 0 || block.length - at < 8) {
-      block = readFully(segment.file, pos - segment.startOffset, Math.min(SCAN_BLOCK_BYTES, segment.endOffset - pos));
+      block = readFully(
+        segment.file,
+        pos - segment.startOffset,
+        Math.min(SCAN_BLOCK_BYTES, segment.endOffset - pos),
+      );
       blockStart = pos;
       at = 0;
     }
     const size = new DataView(block.buffer, block.byteOffset + at).getInt32(0);
     if (size > block.length - at && size <= Math.min(recordBytesMax, segment.endOffset - pos)) {
-      block = readFully(segment.file, pos - segment.startOffset, Math.max(size, Math.min(SCAN_BLOCK_BYTES, segment.endOffset - pos)));
+      block = readFully(
+        segment.file,
+        pos - segment.startOffset,
+        Math.max(size, Math.min(SCAN_BLOCK_BYTES, segment.endOffset - pos)),
+      );
       blockStart = pos;
       at = 0;
     }
@@ -135,7 +165,9 @@ function scanFrom(store: MessageStore, start: number, dispatch: (r: DispatchRequ
     if (result.kind === "end") return stop();
     if (result.kind === "corrupt") return stop(result.reason);
     if (result.kind === "blank") {
-      if (pos + result.size !== segment.endOffset) return stop("BLANK does not reach the segment end");
+      if (pos + result.size !== segment.endOffset) {
+        return stop("BLANK does not reach the segment end");
+      }
       pos = segment.endOffset;
       continue;
     }
@@ -143,7 +175,9 @@ function scanFrom(store: MessageStore, start: number, dispatch: (r: DispatchRequ
     if (buildsConsumeQueue(record.sysFlag)) {
       const cq = store.consumeQueues.find(record.topic, record.queueId);
       if (cq && cq.maxOffset !== cq.minOffset && record.queueOffset !== cq.maxOffset) {
-        return stop(`queue offset ${record.queueOffset} breaks the sequence of ${record.topic}:${record.queueId} at ${cq.maxOffset}`);
+        return stop(
+          `queue offset ${record.queueOffset} breaks the sequence of ${record.topic}:${record.queueId} at ${cq.maxOffset}`,
+        );
       }
     }
     dispatch(dispatchRequestOf(record));
@@ -151,7 +185,10 @@ function scanFrom(store: MessageStore, start: number, dispatch: (r: DispatchRequ
     lastStoreTimestamp = record.storeTimestamp;
     pos += result.size;
     if (pos >= nextProgress) {
-      log("info", "recovery progress", { offset: pos, scannedMiB: Math.round((pos - start) / 1048576) });
+      log("info", "recovery progress", {
+        offset: pos,
+        scannedMiB: Math.round((pos - start) / 1048576),
+      });
       nextProgress += PROGRESS_EVERY_BYTES;
     }
   }

@@ -25,7 +25,11 @@ export class Retention {
     const wasFull = this.store.diskFull;
     this.store.diskFull = used > warning;
     if (this.store.diskFull !== wasFull) {
-      this.options.log(this.store.diskFull ? "error" : "info", "disk use crossed diskSpaceWarningLevelRatio", { used, warning });
+      this.options.log(
+        this.store.diskFull ? "error" : "info",
+        "disk use crossed diskSpaceWarningLevelRatio",
+        { used, warning },
+      );
     }
     const hours = config.deleteWhen.split(";").map((h) => Number(h.trim()));
     const timeToDelete = hours.includes(new Date(now).getHours());
@@ -46,9 +50,14 @@ export class Retention {
     if (deleted > 0) {
       const min = log.minOffset;
       for (const cq of this.store.consumeQueues.all()) cq.deleteBelow(min);
-      this.store.index.deleteFilesBelow(min);
-      this.options.log("info", "retention deleted CommitLog segments", { deleted, minOffset: min, forcibly });
-      return this.store.files.syncDir(log.dir).then(() => deleted);
+      this.options.log("info", "retention deleted CommitLog segments", {
+        deleted,
+        minOffset: min,
+        forcibly,
+      });
+      return this.store.index.deleteFilesBelow(min)
+        .then(() => this.store.files.syncDir(log.dir))
+        .then(() => deleted);
     }
     return Promise.resolve(deleted);
   }

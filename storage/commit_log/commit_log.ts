@@ -81,10 +81,16 @@ export class CommitLog {
   load(): void {
     this.#files.mkdirp(this.#dir);
     const names = this.#files.list(this.#dir).filter((n) => parseSegmentName(n) !== undefined);
-    for (const name of names) {
+    for (const [i, name] of names.entries()) {
       const start = parseSegmentName(name)!;
       const file = this.#files.open(`${this.#dir}/${name}`);
-      const size = file.size();
+      let size = file.size();
+      if (size < this.#segmentBytes && i === names.length - 1) {
+        // A last segment whose length never reached the disk (crash right after creation):
+        // what is missing was never synced, so zeros (end of data) are the truth.
+        file.truncate(this.#segmentBytes);
+        size = this.#segmentBytes;
+      }
       if (size !== this.#segmentBytes || start % this.#segmentBytes !== 0) {
         file.close();
         throw new StoreError(
@@ -130,12 +136,21 @@ export class CommitLog {
       this.#appendBlank(segment);
       segment = this.#segmentFor(this.#appendOffset);
     }
-    assert(this.#appendOffset + size + END_FILE_MIN_BLANK_BYTES <= segment.endOffset, "record larger than a segment");
+    assert(
+      this.#appendOffset + size + END_FILE_MIN_BLANK_BYTES <= segment.endOffset,
+      "record larger than a segment",
+    );
     if (this.#pendingSegment !== segment || this.#pendingBytes + size > this.#writeBatchBytesMax) {
       this.writePending();
     }
     const physicalOffset = this.#appendOffset;
-    stampRecord(new DataView(record.bytes.buffer, record.bytes.byteOffset), 0, queueOffset, physicalOffset, storeTimestamp);
+    stampRecord(
+      new DataView(record.bytes.buffer, record.bytes.byteOffset),
+      0,
+      queueOffset,
+      physicalOffset,
+      storeTimestamp,
+    );
     this.#queue(segment, record.bytes);
     return { physicalOffset, size };
   }
@@ -144,7 +159,9 @@ export class CommitLog {
   writePending(): void {
     if (this.#pendingBytes === 0) return;
     const segment = this.#pendingSegment!;
-    const bytes = this.#pending.length === 1 ? this.#pending[0] : concat(this.#pending, this.#pendingBytes);
+    const bytes = this.#pending.length === 1
+      ? this.#pending[0]
+      : concat(this.#pending, this.#pendingBytes);
     segment.file.writeAt(bytes, this.#pendingStart - segment.startOffset);
     this.#wroteOffset = this.#pendingStart + this.#pendingBytes;
     this.#pending = [];

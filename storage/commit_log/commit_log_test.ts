@@ -17,7 +17,13 @@ const message = (bodyBytes: number, topic = "T"): MessageInput => ({
 
 function newLog(disk: SimDisk, segmentBytes = 4096) {
   disk.mkdirp("/s/commitlog");
-  const log = new CommitLog({ files: disk, dir: "/s/commitlog", segmentBytes, writeBatchBytesMax: 1 << 20, zeroFill: false });
+  const log = new CommitLog({
+    files: disk,
+    dir: "/s/commitlog",
+    segmentBytes,
+    writeBatchBytesMax: 1 << 20,
+    zeroFill: false,
+  });
   log.load();
   return log;
 }
@@ -27,10 +33,15 @@ Deno.test("CommitLog.append() writes BLANK and rolls when the record does not fi
   const log = newLog(disk);
   // 91 + 1 (topic) + 1000 = 1092 bytes; three fit in 4096 (3276), a fourth needs 4368 + 8.
   const positions = [];
-  for (let i = 0; i < 4; i++) positions.push(log.append(prepareRecord(message(1000), 1 << 20), i, 5));
+  for (let i = 0; i < 4; i++) {
+    positions.push(log.append(prepareRecord(message(1000), 1 << 20), i, 5));
+  }
   log.writePending();
   assert.deepEqual(positions.map((p) => p.physicalOffset), [0, 1092, 2184, 4096]);
-  assert.deepEqual(disk.list("/s/commitlog").slice(0, 2), ["00000000000000000000", "00000000000000004096"]);
+  assert.deepEqual(disk.list("/s/commitlog").slice(0, 2), [
+    "00000000000000000000",
+    "00000000000000004096",
+  ]);
   const blank = log.read(3276, 8)!;
   const view = new DataView(blank.buffer, blank.byteOffset);
   assert.equal(view.getInt32(0), 4096 - 3276);
@@ -66,7 +77,10 @@ Deno.test("GroupCommit.waitFlushed() shares one fdatasync between concurrent app
   log.writePending();
   const syncsBefore = disk.stats.datasyncs;
   await Promise.all(waits);
-  assert.ok(disk.stats.datasyncs - syncsBefore <= 2, `expected 1-2 syncs, got ${disk.stats.datasyncs - syncsBefore}`);
+  assert.ok(
+    disk.stats.datasyncs - syncsBefore <= 2,
+    `expected 1-2 syncs, got ${disk.stats.datasyncs - syncsBefore}`,
+  );
   assert.equal(group.flushedOffset, log.wroteOffset);
   await log.close();
 });
@@ -78,11 +92,17 @@ Deno.test("GroupCommit refuses every later flush after one failed fdatasync", as
   const p = log.append(prepareRecord(message(10), 1 << 20), 0, 1);
   log.writePending();
   disk.failDatasync("/s/commitlog/00000000000000000000");
-  await assert.rejects(group.waitFlushed(p.physicalOffset + p.size), (e: unknown) => e instanceof StoreError && e.code === "STORE_NOT_WRITABLE");
+  await assert.rejects(
+    group.waitFlushed(p.physicalOffset + p.size),
+    (e: unknown) => e instanceof StoreError && e.code === "STORE_NOT_WRITABLE",
+  );
   // The data was never made durable, and no later sync may claim it was.
   const q = log.append(prepareRecord(message(10), 1 << 20), 1, 1);
   log.writePending();
-  await assert.rejects(group.waitFlushed(q.physicalOffset + q.size), (e: unknown) => e instanceof StoreError && e.code === "STORE_NOT_WRITABLE");
+  await assert.rejects(
+    group.waitFlushed(q.physicalOffset + q.size),
+    (e: unknown) => e instanceof StoreError && e.code === "STORE_NOT_WRITABLE",
+  );
   assert.equal(group.flushedOffset, 0);
   await log.close();
 });

@@ -41,7 +41,8 @@ export class Segment {
     const file = files.open(joinPath(dir, segmentName(startOffset)), { create: true });
     file.truncate(sizeBytes);
     const segment = new Segment(startOffset, sizeBytes, file);
-    segment.nameDurable = files.syncDir(dir);
+    // Length first, then the name: a durable name with a lost length would be a short file.
+    segment.nameDurable = file.datasync().then(() => files.syncDir(dir));
     // Awaited by the flush before any ack; this keeps a failure from going unhandled meanwhile.
     segment.nameDurable.catch(() => {});
     return segment;

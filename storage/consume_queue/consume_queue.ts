@@ -64,9 +64,17 @@ export class ConsumeQueue {
       if (!/^\d{20}$/.test(name)) continue;
       const byteOffset = Number(name);
       assert(byteOffset % CQ_UNIT_BYTES === 0, "ConsumeQueue file name not unit aligned");
-      this.#files.push({ firstUnit: byteOffset / CQ_UNIT_BYTES, handle: this.files.open(joinPath(this.dir, name)) });
+      this.#files.push({
+        firstUnit: byteOffset / CQ_UNIT_BYTES,
+        handle: this.files.open(joinPath(this.dir, name)),
+      });
     }
     if (!this.#files.length) return;
+    // Files after a gap (a lost file name) hold units that can no longer be reached.
+    const gap = this.#files.findIndex((f, i) =>
+      i > 0 && f.firstUnit !== this.#files[i - 1].firstUnit + this.unitsPerFile
+    );
+    if (gap > 0) { for (const f of this.#files.splice(gap)) this.#removeFile(f); }
     this.#minOffset = this.#files[0].firstUnit;
     // The last file with a written unit holds the end; empty trailing files are dropped.
     while (this.#files.length > 1 && this.#countWritten(this.#files.at(-1)!) === 0) {
@@ -96,10 +104,16 @@ export class ConsumeQueue {
    * re-dispatching after a crash is harmless.
    */
   put(queueOffset: number, commitLogOffset: number, size: number, tagsCode: number): void {
-    if (commitLogOffset + size <= this.#maxPhysicOffset || queueOffset < this.#maxOffset) return;
-    if (queueOffset > this.#maxOffset) {
-      assert(this.#maxOffset === this.#minOffset, "ConsumeQueue gap in a non-empty queue");
+    if (commitLogOffset + size <= this.#maxPhysicOffset) return;
+    if (queueOffset !== this.#maxOffset) {
+      if (this.#maxOffset !== this.#minOffset) {
+        assert(queueOffset < this.#maxOffset, "ConsumeQueue gap in a non-empty queue");
+        return;
+      }
+      // An empty queue takes its start from the first message it gets (after retention, or
+      // after a crash lost the files it had).
       this.#flushWrites();
+      for (const f of this.#files.splice(0)) this.#removeFile(f);
       this.#minOffset = this.#maxOffset = queueOffset;
       this.#padFront(queueOffset);
     }
@@ -143,30 +157,51 @@ export class ConsumeQueue {
     }
   }
 
-  /** Drops units pointing at or beyond `commitLogOffset` (recovery truncation). */
+  /**
+   * Drops units pointing at or beyond `commitLogOffset` (recovery truncation). After a
+   * crash the tail may hold holes (unsynced writes lost) and units of later files that did
+   * reach the disk. Below the checkpoint every unit is whole and points below it, so "the
+   * unit is empty or points at/after `commitLogOffset`" is false up to some unit and true
+   * from there on: a binary search finds it; everything after it is zeroed or deleted.
+   */
   truncateFromPhysical(commitLogOffset: number): void {
     this.#flushWrites();
-    let keep = this.#maxOffset;
-    while (keep > this.#minOffset) {
-      const unit = this.get(keep - 1)!;
-      if (unit.commitLogOffset < commitLogOffset) break;
-      keep--;
+    const dropped = (q: number) => {
+      const file = this.#fileOf(q);
+      const unit = file ? this.#readUnits(file, q - file.firstUnit, 1)[0] : undefined;
+      return !unit || unit.size === 0 ||
+        (unit.size !== PAD_SIZE && unit.commitLogOffset >= commitLogOffset);
+    };
+    let lo = this.#minOffset, hi = this.#maxOffset;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (dropped(mid)) hi = mid;
+      else lo = mid + 1;
     }
-    if (keep === this.#maxOffset) return;
-    const zeros = new Uint8Array((this.#maxOffset - keep) * CQ_UNIT_BYTES);
-    let at = keep;
-    while (at < this.#maxOffset) {
-      const file = this.#fileOf(at)!;
-      const n = Math.min(this.#maxOffset - at, file.firstUnit + this.unitsPerFile - at);
-      file.handle.writeAt(zeros.subarray(0, n * CQ_UNIT_BYTES), (at - file.firstUnit) * CQ_UNIT_BYTES);
-      this.#dirty.add(file);
-      at += n;
+    const keep = lo;
+    while (
+      this.#files.length > 1 && this.#files.at(-1)!.firstUnit >= keep &&
+      this.#files.at(-1)!.firstUnit > this.#minOffset
+    ) {
+      this.#removeFile(this.#files.pop()!);
     }
-    while (this.#files.length > 1 && this.#files.at(-1)!.firstUnit >= keep) this.#removeFile(this.#files.pop()!);
+    const file = this.#fileOf(keep);
+    if (file) this.#zeroFrom(file, keep - file.firstUnit);
     this.#maxOffset = keep;
     const last = keep > this.#minOffset ? this.get(keep - 1) : undefined;
-    this.#maxPhysicOffset = last ? last.commitLogOffset + last.size : 0;
-    if (keep === this.#minOffset) this.#maxPhysicOffset = 0;
+    this.#maxPhysicOffset = last && last.size !== PAD_SIZE ? last.commitLogOffset + last.size : 0;
+  }
+
+  /** Zeroes a file from a unit to its end, writing only chunks that hold data. */
+  #zeroFrom(file: CqFile, fromUnit: number) {
+    const chunkUnits = 4096;
+    for (let at = fromUnit; at < this.unitsPerFile; at += chunkUnits) {
+      const n = Math.min(chunkUnits, this.unitsPerFile - at);
+      const bytes = readFully(file.handle, at * CQ_UNIT_BYTES, n * CQ_UNIT_BYTES);
+      if (bytes.every((b) => b === 0)) continue;
+      file.handle.writeAt(new Uint8Array(n * CQ_UNIT_BYTES), at * CQ_UNIT_BYTES);
+      this.#dirty.add(file);
+    }
   }
 
   /**
@@ -251,19 +286,28 @@ export class ConsumeQueue {
   }
 
   #skipPadding() {
-    while (this.#minOffset < this.#maxOffset && this.get(this.#minOffset)!.size === PAD_SIZE) this.#minOffset++;
+    while (this.#minOffset < this.#maxOffset && this.get(this.#minOffset)?.size === PAD_SIZE) {
+      this.#minOffset++;
+    }
   }
 
   #fileOf(queueOffset: number): CqFile | undefined {
     if (!this.#files.length) return undefined;
     const index = Math.floor((queueOffset - this.#files[0].firstUnit) / this.unitsPerFile);
     const file = this.#files[index];
-    return file && queueOffset >= file.firstUnit && queueOffset < file.firstUnit + this.unitsPerFile ? file : undefined;
+    return file && queueOffset >= file.firstUnit && queueOffset < file.firstUnit + this.unitsPerFile
+      ? file
+      : undefined;
   }
 
   #createFile(queueOffset: number): CqFile {
     const firstUnit = queueOffset - (queueOffset % this.unitsPerFile);
-    if (this.#files.length) assert(this.#files.at(-1)!.firstUnit + this.unitsPerFile === firstUnit, "ConsumeQueue files not contiguous");
+    if (this.#files.length) {
+      assert(
+        this.#files.at(-1)!.firstUnit + this.unitsPerFile === firstUnit,
+        "ConsumeQueue files not contiguous",
+      );
+    }
     this.files.mkdirp(this.dir);
     const name = String(firstUnit * CQ_UNIT_BYTES).padStart(20, "0");
     const handle = this.files.open(joinPath(this.dir, name), { create: true });

@@ -95,7 +95,10 @@ Deno.test("ConsumeQueue.deleteBelow() drops whole old files and moves minOffset"
   for (let i = 0; i < 25; i++) cq.put(i, i * 100, 100, 0);
   cq.deleteBelow(1450);
   assert.equal(cq.minOffset, 15);
-  assert.deepEqual(disk.list("/s/consumequeue/T/1"), ["00000000000000000200", "00000000000000000400"]);
+  assert.deepEqual(disk.list("/s/consumequeue/T/1"), [
+    "00000000000000000200",
+    "00000000000000000400",
+  ]);
   cq.close();
   const again = newQueue(disk, 10);
   assert.equal(again.minOffset, 10);

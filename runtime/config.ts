@@ -1,0 +1,391 @@
+// Broker settings: every limit named, with unit, default and reason. One table serves
+// the parser (config file, then environment, then flags; later wins) and `--help`.
+// Only main.ts reads the environment; everything else receives a BrokerConfig.
+import { defaultStoreConfig, type FlushDiskType, type StoreConfig } from "../storage/config.ts";
+
+export interface ApiKeyConfig {
+  /** The bearer token. */
+  key: string;
+  name: string;
+  /** Topic patterns this key may produce to ("*", exact, or a prefix ending in "*"). */
+  publish?: string[];
+  /** Topic and group patterns this key may consume from and commit offsets for. */
+  subscribe?: string[];
+  /** Topic administration and offset resets. */
+  admin?: boolean;
+}
+
+export interface BrokerConfig {
+  brokerName: string;
+  brokerClusterName: string;
+  /** HTTP listen address and port (0 picks a free port). */
+  host: string;
+  port: number;
+  /** Address other processes use to reach this broker (route table). */
+  advertisedAddress: string;
+  dataDir: string;
+  store: StoreConfig;
+  autoCreateTopicEnable: boolean;
+  defaultTopicQueueNums: number;
+  /** Largest accepted queue count for a topic. */
+  topicQueueNumsMax: number;
+  /** Longest a pull may be held, ms (BROKER_SUSPEND_MAX_TIME_MILLIS). */
+  pullWaitMsMax: number;
+  pullMsgNumsDefault: number;
+  pullMsgNumsMax: number;
+  /** A pull answer stops adding messages past this many bytes (the first is always taken). */
+  pullBytesMax: number;
+  /** Pulls held at once; more are answered 429. */
+  heldPullsMax: number;
+  /** An Idempotency-Key repeat within this window returns the first result, ms. */
+  idempotencyWindowMs: number;
+  /** Keys remembered at once; the oldest are forgotten first past this. */
+  idempotencyKeysMax: number;
+  idempotencyKeyBytesMax: number;
+  /** Largest batch produce request body, bytes. */
+  batchBodyBytesMax: number;
+  batchItemsMax: number;
+  /** A request body must arrive within this time, ms (slow-body defence). */
+  bodyReadTimeoutMs: number;
+  /** User properties per message (Mq-Prop-* headers or `properties`). */
+  userPropertiesMax: number;
+  apiKeys: ApiKeyConfig[];
+  /** Local KV file path (single process) or a KV Connect URL (several processes). */
+  kvPath: string;
+  kvAccessToken: string;
+  routeHeartbeatMs: number;
+  routeExpiryMs: number;
+  offsetPersistIntervalMs: number;
+  /** Graceful shutdown gives held requests and flushes this long, ms. */
+  shutdownGraceMs: number;
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+type Kind = "string" | "int" | "bool" | "json";
+
+interface Setting {
+  path: string;
+  env: string;
+  flag: string;
+  kind: Kind;
+  doc: string;
+}
+
+/** Every setting a user can change. `path` is the key in the config file (dots for store.*). */
+export const SETTINGS: Setting[] = [
+  s("port", "PORT", "int", "HTTP port (0 = any free port). Default 8080."),
+  s("host", "HOST", "string", "HTTP listen address. Default 127.0.0.1."),
+  s(
+    "advertisedAddress",
+    "MQ_ADVERTISED_ADDRESS",
+    "string",
+    "host:port others use to reach this broker. Default host:port.",
+  ),
+  s(
+    "dataDir",
+    "DATA_DIR",
+    "string",
+    "Data folder (CommitLog, queues, index, metadata, KV). Default ./data.",
+  ),
+  s("brokerName", "MQ_BROKER_NAME", "string", "Broker group name. Default broker-a."),
+  s("brokerClusterName", "MQ_CLUSTER", "string", "Cluster name. Default DefaultCluster."),
+  s(
+    "store.flushDiskType",
+    "MQ_FLUSH_DISK_TYPE",
+    "string",
+    "SYNC_FLUSH (ack after fdatasync, group commit) or ASYNC_FLUSH (ack after write; sync every flushIntervalCommitLog). Default ASYNC_FLUSH.",
+  ),
+  s(
+    "store.mappedFileSizeCommitLog",
+    "MQ_SEGMENT_BYTES",
+    "int",
+    "CommitLog segment size, bytes. Default 1 GiB.",
+  ),
+  s(
+    "store.maxMessageSize",
+    "MQ_MAX_MESSAGE_SIZE",
+    "int",
+    "Largest message body, bytes. Default 4 MiB.",
+  ),
+  s(
+    "store.flushIntervalCommitLog",
+    "MQ_FLUSH_INTERVAL_MS",
+    "int",
+    "ASYNC_FLUSH sync interval, ms. Default 500.",
+  ),
+  s(
+    "store.syncFlushTimeout",
+    "MQ_SYNC_FLUSH_TIMEOUT_MS",
+    "int",
+    "SYNC_FLUSH: fail with flush-timeout after, ms. Default 5000.",
+  ),
+  s(
+    "store.fileReservedTime",
+    "MQ_FILE_RESERVED_HOURS",
+    "int",
+    "Keep CommitLog segments this many hours. Default 72.",
+  ),
+  s(
+    "store.deleteWhen",
+    "MQ_DELETE_WHEN",
+    "string",
+    "Hours (local, ';'-separated) to delete expired files. Default 04.",
+  ),
+  s(
+    "store.diskMaxUsedSpaceRatio",
+    "MQ_DISK_MAX_USED_RATIO",
+    "int",
+    "Delete expired files at any hour above this disk use, %. Default 75.",
+  ),
+  s(
+    "store.segmentZeroFill",
+    "MQ_SEGMENT_ZERO_FILL",
+    "bool",
+    "Zero-fill new segments ahead of use. Default true.",
+  ),
+  s(
+    "autoCreateTopicEnable",
+    "MQ_AUTO_CREATE_TOPIC",
+    "bool",
+    "Create a topic on first produce. Default true (local default).",
+  ),
+  s(
+    "defaultTopicQueueNums",
+    "MQ_DEFAULT_TOPIC_QUEUES",
+    "int",
+    "Queues of an auto-created topic. Default 8.",
+  ),
+  s(
+    "topicQueueNumsMax",
+    "MQ_TOPIC_QUEUES_MAX",
+    "int",
+    "Largest queue count per topic. Default 1024.",
+  ),
+  s("pullWaitMsMax", "MQ_PULL_WAIT_MS_MAX", "int", "Longest long-poll hold, ms. Default 15000."),
+  s(
+    "pullMsgNumsDefault",
+    "MQ_PULL_MAX_DEFAULT",
+    "int",
+    "Messages per pull when `max` is absent. Default 32.",
+  ),
+  s("pullMsgNumsMax", "MQ_PULL_MAX", "int", "Largest `max` per pull. Default 1000."),
+  s(
+    "pullBytesMax",
+    "MQ_PULL_BYTES_MAX",
+    "int",
+    "Bytes per pull answer (first message always sent). Default 8 MiB.",
+  ),
+  s(
+    "heldPullsMax",
+    "MQ_HELD_PULLS_MAX",
+    "int",
+    "Long polls held at once; more get 429. Default 10000.",
+  ),
+  s(
+    "idempotencyWindowMs",
+    "MQ_IDEMPOTENCY_WINDOW_MS",
+    "int",
+    "Idempotency-Key replay window, ms. Default 600000 (10 min).",
+  ),
+  s(
+    "idempotencyKeysMax",
+    "MQ_IDEMPOTENCY_KEYS_MAX",
+    "int",
+    "Idempotency keys remembered at once. Default 100000.",
+  ),
+  s(
+    "batchBodyBytesMax",
+    "MQ_BATCH_BODY_BYTES_MAX",
+    "int",
+    "Largest batch request body, bytes. Default 16 MiB.",
+  ),
+  s("batchItemsMax", "MQ_BATCH_ITEMS_MAX", "int", "Messages per batch request. Default 1000."),
+  s(
+    "bodyReadTimeoutMs",
+    "MQ_BODY_READ_TIMEOUT_MS",
+    "int",
+    "A request body must arrive within, ms. Default 10000.",
+  ),
+  s(
+    "apiKeys",
+    "MQ_API_KEYS",
+    "json",
+    "JSON list of {key,name,publish[],subscribe[],admin}. Empty = open (logs a warning).",
+  ),
+  s(
+    "kvPath",
+    "MQ_KV",
+    "string",
+    "KV: local file path, or KV Connect URL for several processes. Default <dataDir>/kv.sqlite.",
+  ),
+  s("kvAccessToken", "DENO_KV_ACCESS_TOKEN", "string", "Token for a KV Connect URL."),
+  s(
+    "routeHeartbeatMs",
+    "MQ_ROUTE_HEARTBEAT_MS",
+    "int",
+    "Route registration interval, ms. Default 30000.",
+  ),
+  s(
+    "routeExpiryMs",
+    "MQ_ROUTE_EXPIRY_MS",
+    "int",
+    "Routes unseen this long are dropped, ms. Default 120000.",
+  ),
+  s(
+    "offsetPersistIntervalMs",
+    "MQ_OFFSET_PERSIST_MS",
+    "int",
+    "Consumer offsets persisted every, ms. Default 5000.",
+  ),
+  s(
+    "shutdownGraceMs",
+    "MQ_SHUTDOWN_GRACE_MS",
+    "int",
+    "Graceful shutdown budget, ms. Default 10000.",
+  ),
+  s("logLevel", "MQ_LOG_LEVEL", "string", "debug, info, warn or error. Default info."),
+];
+
+function s(path: string, env: string, kind: Kind, doc: string): Setting {
+  const flag = "--" + path.replace(/^store\./, "").replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
+  return { path, env, flag, kind, doc };
+}
+
+export function defaultBrokerConfig(dataDir = "./data"): BrokerConfig {
+  return {
+    brokerName: "broker-a",
+    brokerClusterName: "DefaultCluster",
+    host: "127.0.0.1",
+    port: 8080,
+    advertisedAddress: "",
+    dataDir,
+    store: defaultStoreConfig(`${dataDir}/store`),
+    autoCreateTopicEnable: true,
+    defaultTopicQueueNums: 8,
+    topicQueueNumsMax: 1024,
+    pullWaitMsMax: 15_000,
+    pullMsgNumsDefault: 32,
+    pullMsgNumsMax: 1000,
+    pullBytesMax: 8 * 1024 * 1024,
+    heldPullsMax: 10_000,
+    idempotencyWindowMs: 600_000,
+    idempotencyKeysMax: 100_000,
+    idempotencyKeyBytesMax: 256,
+    batchBodyBytesMax: 16 * 1024 * 1024,
+    batchItemsMax: 1000,
+    bodyReadTimeoutMs: 10_000,
+    userPropertiesMax: 64,
+    apiKeys: [],
+    kvPath: "",
+    kvAccessToken: "",
+    routeHeartbeatMs: 30_000,
+    routeExpiryMs: 120_000,
+    offsetPersistIntervalMs: 5000,
+    shutdownGraceMs: 10_000,
+    logLevel: "info",
+  };
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Builds the config from a parsed config file, the environment and command-line flags
+ * (`--port 8081` or `--port=8081`); later sources win. Unknown flags are errors.
+ */
+export function loadBrokerConfig(
+  file: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  args: string[],
+): BrokerConfig {
+  const raw = new Map<string, unknown>();
+  const flatten = (obj: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(obj)) {
+      if (k === "store" && v && typeof v === "object") {
+        flatten(v as Record<string, unknown>, "store.");
+      } else raw.set(prefix + k, v);
+    }
+  };
+  flatten(file, "");
+  for (const setting of SETTINGS) {
+    const v = env[setting.env];
+    if (v !== undefined && v !== "") raw.set(setting.path, parse(setting, v));
+  }
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].split(/=(.*)/s, 2);
+    if (flag === "--config") {
+      if (inline === undefined) i++;
+      continue;
+    }
+    const setting = SETTINGS.find((x) => x.flag === flag);
+    if (!setting) throw new ConfigError(`Unknown flag ${flag}; run with --help for the list`);
+    const value = inline ?? args[++i];
+    if (value === undefined) throw new ConfigError(`Flag ${flag} needs a value`);
+    raw.set(setting.path, parse(setting, value));
+  }
+  const dataDir = String(raw.get("dataDir") ?? "./data");
+  const config = defaultBrokerConfig(dataDir);
+  for (const [path, value] of raw) {
+    if (path === "dataDir") continue;
+    const known = SETTINGS.some((x) => x.path === path) || path.startsWith("store.") ||
+      path in config;
+    if (!known) throw new ConfigError(`Unknown setting ${path}`);
+    if (path.startsWith("store.")) {
+      (config.store as unknown as Record<string, unknown>)[path.slice(6)] = value;
+    } else (config as unknown as Record<string, unknown>)[path] = value;
+  }
+  if (!config.kvPath) config.kvPath = `${dataDir}/kv.sqlite`;
+  if (!config.advertisedAddress) config.advertisedAddress = `${config.host}:${config.port}`;
+  validate(config);
+  return config;
+}
+
+function parse(setting: Setting, value: string): unknown {
+  switch (setting.kind) {
+    case "int": {
+      if (!/^-?\d+$/.test(value)) {
+        throw new ConfigError(
+          `${setting.env}/${setting.flag} must be an integer, got ${JSON.stringify(value)}`,
+        );
+      }
+      return Number(value);
+    }
+    case "bool":
+      if (!/^(true|false|1|0)$/.test(value)) {
+        throw new ConfigError(`${setting.flag} must be true or false`);
+      }
+      return value === "true" || value === "1";
+    case "json":
+      try {
+        return JSON.parse(value);
+      } catch {
+        throw new ConfigError(`${setting.env}/${setting.flag} must be JSON`);
+      }
+    default:
+      return value;
+  }
+}
+
+function validate(c: BrokerConfig) {
+  const flush: FlushDiskType[] = ["SYNC_FLUSH", "ASYNC_FLUSH"];
+  if (!flush.includes(c.store.flushDiskType)) {
+    throw new ConfigError(`flushDiskType must be SYNC_FLUSH or ASYNC_FLUSH`);
+  }
+  if (!Number.isInteger(c.port) || c.port < 0 || c.port > 65535) {
+    throw new ConfigError(`port must be 0-65535`);
+  }
+  if (c.pullWaitMsMax < 0 || c.pullWaitMsMax > 60_000) {
+    throw new ConfigError(
+      `pullWaitMsMax must be 0-60000 ms (Bun closes idle requests after 255 s at most)`,
+    );
+  }
+  if (!Array.isArray(c.apiKeys)) throw new ConfigError(`apiKeys must be a list`);
+  for (const k of c.apiKeys) {
+    if (typeof k?.key !== "string" || k.key.length < 16) {
+      throw new ConfigError(`every API key needs a key of at least 16 characters`);
+    }
+  }
+}
+
+export function settingsHelp(): string {
+  return SETTINGS.map((x) => `  ${x.flag.padEnd(30)} ${x.env.padEnd(26)} ${x.doc}`).join("\n");
+}

@@ -1,0 +1,167 @@
+// One catalogue of refusals. functions/ renders a BrokerError as
+// application/problem+json (RFC 9457); its `type` is fixed forever by its code, so
+// clients may switch on it. Expected outcomes ("no message yet") are values, not errors.
+
+export const PROBLEMS = {
+  BAD_REQUEST: { status: 400, type: "/problems/bad-request", title: "Bad request" },
+  INVALID_JSON: { status: 400, type: "/problems/invalid-json", title: "Malformed JSON body" },
+  INVALID_NAME: {
+    status: 400,
+    type: "/problems/invalid-name",
+    title: "Invalid topic or group name",
+  },
+  INVALID_HEADER: { status: 400, type: "/problems/invalid-header", title: "Invalid header value" },
+  INVALID_PROPERTY: {
+    status: 400,
+    type: "/problems/invalid-property",
+    title: "Invalid message property",
+  },
+  INVALID_PARAMETER: {
+    status: 400,
+    type: "/problems/invalid-parameter",
+    title: "Invalid parameter",
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    type: "/problems/unauthorized",
+    title: "Missing or unknown API key",
+  },
+  FORBIDDEN: { status: 403, type: "/problems/forbidden", title: "The API key lacks this right" },
+  TOPIC_PERMISSION_DENIED: {
+    status: 403,
+    type: "/problems/topic-permission-denied",
+    title: "The topic does not allow this",
+  },
+  SYSTEM_TOPIC: {
+    status: 403,
+    type: "/problems/system-topic",
+    title: "Clients may not write to this topic",
+  },
+  TOPIC_NOT_FOUND: { status: 404, type: "/problems/topic-not-found", title: "No such topic" },
+  GROUP_NOT_FOUND: {
+    status: 404,
+    type: "/problems/group-not-found",
+    title: "No such consumer group",
+  },
+  QUEUE_NOT_FOUND: { status: 404, type: "/problems/queue-not-found", title: "No such queue" },
+  MESSAGE_NOT_FOUND: { status: 404, type: "/problems/message-not-found", title: "No such message" },
+  ROUTE_NOT_FOUND: { status: 404, type: "/problems/not-found", title: "No such route" },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    type: "/problems/method-not-allowed",
+    title: "Method not allowed",
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    type: "/problems/request-timeout",
+    title: "The request body arrived too slowly",
+  },
+  IDEMPOTENCY_CONFLICT: {
+    status: 422,
+    type: "/problems/idempotency-key-reused",
+    title: "Idempotency-Key reused with a different request",
+  },
+  IDEMPOTENCY_IN_FLIGHT: {
+    status: 409,
+    type: "/problems/idempotency-key-in-flight",
+    title: "A request with this Idempotency-Key is still running",
+  },
+  OFFSET_OUT_OF_RANGE: {
+    status: 416,
+    type: "/problems/offset-out-of-range",
+    title: "Offset outside the queue",
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    type: "/problems/payload-too-large",
+    title: "Request body too large",
+  },
+  MESSAGE_TOO_LARGE: {
+    status: 413,
+    type: "/problems/message-too-large",
+    title: "Message body too large",
+  },
+  PROPERTIES_TOO_LARGE: {
+    status: 413,
+    type: "/problems/properties-too-large",
+    title: "Message properties too large",
+  },
+  TOO_MANY_ITEMS: {
+    status: 413,
+    type: "/problems/too-many-batch-items",
+    title: "Too many messages in one batch",
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    type: "/problems/unsupported-media-type",
+    title: "Unsupported content type",
+  },
+  TOO_MANY_WAITING: {
+    status: 429,
+    type: "/problems/too-many-held-pulls",
+    title: "Too many long polls are waiting",
+  },
+  INTERNAL: { status: 500, type: "/problems/internal", title: "Internal error" },
+  STORE_NOT_WRITABLE: {
+    status: 503,
+    type: "/problems/store-not-writable",
+    title: "The broker is not taking writes",
+  },
+  BROKER_UNAVAILABLE: {
+    status: 503,
+    type: "/problems/broker-unavailable",
+    title: "No broker could be reached",
+  },
+  NOT_LEADER: { status: 503, type: "/problems/not-leader", title: "This broker is not the leader" },
+  FLUSH_TIMEOUT: {
+    status: 504,
+    type: "/problems/flush-timeout",
+    title: "Durability not confirmed in time",
+  },
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+export interface ProblemJson {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ProblemCode;
+  [extension: string]: unknown;
+}
+
+export class BrokerError extends Error {
+  readonly status: number;
+  readonly type: string;
+  constructor(
+    readonly code: ProblemCode,
+    detail: string,
+    readonly extensions: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
+    super(detail, options);
+    this.name = "BrokerError";
+    this.status = PROBLEMS[code].status;
+    this.type = PROBLEMS[code].type;
+  }
+
+  toProblem(): ProblemJson {
+    return {
+      ...this.extensions,
+      type: this.type,
+      title: PROBLEMS[this.code].title,
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+    };
+  }
+
+  static fromProblem(problem: Partial<ProblemJson>, status: number): BrokerError {
+    const code = (problem.code && problem.code in PROBLEMS ? problem.code : undefined) ??
+      (Object.keys(PROBLEMS) as ProblemCode[]).find((c) => PROBLEMS[c].type === problem.type) ??
+      (status >= 500 ? "BROKER_UNAVAILABLE" : "BAD_REQUEST");
+    const { type: _t, title: _ti, status: _s, detail, code: _c, ...rest } = problem;
+    return new BrokerError(code, detail ?? `Broker answered ${status}`, rest);
+  }
+}

@@ -1,0 +1,152 @@
+// Wire types of the public HTTP API (DESIGN.md, "Public HTTP API") and of the
+// BrokerClient the functions call. Pure: no I/O, importable from browsers and Deploy.
+
+export type Durability = "WRITTEN" | "FLUSHED";
+
+/** One message to produce. Bodies are bytes here; JSON carries them as text or base64. */
+export interface ProduceMessage {
+  body: Uint8Array;
+  contentType?: string;
+  tag?: string;
+  keys?: string[];
+  shardingKey?: string;
+  /** Explicit queue (takes precedence over shardingKey). */
+  queueId?: number;
+  delayMs?: number;
+  deliverAt?: number;
+  properties?: Record<string, string>;
+  idempotencyKey?: string;
+}
+
+export interface ProduceResult {
+  messageId: string;
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  commitLogOffset: number;
+  storeTimestamp: number;
+  durability: Durability;
+  /** True when an Idempotency-Key repeat returned the first result and stored nothing. */
+  idempotentReplay?: boolean;
+}
+
+export type BatchItemResult =
+  | ({ ok: true } & ProduceResult)
+  | {
+    ok: false;
+    index: number;
+    error: { type: string; status: number; detail: string; code: string };
+  };
+
+export interface WireMessage {
+  messageId: string;
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  commitLogOffset: number;
+  body: string;
+  bodyEncoding: "utf8" | "base64";
+  tag?: string;
+  keys?: string[];
+  properties: Record<string, string>;
+  bornTimestamp: number;
+  storeTimestamp: number;
+  reconsumeTimes: number;
+  contentType?: string;
+  shardingKey?: string;
+}
+
+export interface PullRequest {
+  offset: number;
+  max?: number;
+  waitMs?: number;
+  /** Tag expression: "*" or "TagA || TagB". */
+  tags?: string;
+  /** Commit this group's offset to nextOffset when the answer is sent. */
+  group?: string;
+}
+
+export interface PullResult {
+  status: "FOUND" | "NO_NEW_MESSAGE" | "NO_MATCHED_MESSAGE";
+  messages: WireMessage[];
+  nextOffset: number;
+  minOffset: number;
+  maxOffset: number;
+}
+
+export type Perm = number; // READ 4 | WRITE 2 | INHERIT 1
+
+export interface TopicConfig {
+  name: string;
+  readQueueNums: number;
+  writeQueueNums: number;
+  perm: Perm;
+  order: boolean;
+}
+
+export interface TopicUpsert {
+  readQueueNums?: number;
+  writeQueueNums?: number;
+  perm?: Perm;
+  order?: boolean;
+}
+
+export interface QueueOffsetInfo {
+  queueId: number;
+  /** The group's committed offset (next message to consume); -1 when none is stored. */
+  offset: number;
+  minOffset: number;
+  maxOffset: number;
+  lag: number;
+}
+
+export interface GroupOffsets {
+  group: string;
+  topic: string;
+  queues: QueueOffsetInfo[];
+  totalLag: number;
+}
+
+export interface FindQuery {
+  key?: string;
+  beginTimestamp?: number;
+  endTimestamp?: number;
+  maxNum?: number;
+}
+
+export interface HealthInfo {
+  status: "ok" | "degraded";
+  brokerName: string;
+  writable: boolean;
+  flushDiskType: string;
+  commitLogMaxOffset: number;
+  runtime: string;
+}
+
+/** What functions/ needs from a broker: in-process (embedded) or over HTTP (split). */
+export interface BrokerClient {
+  produce(topic: string, message: ProduceMessage): Promise<ProduceResult>;
+  produceBatch(topic: string, messages: ProduceMessage[]): Promise<BatchItemResult[]>;
+  pull(
+    topic: string,
+    queueId: number,
+    request: PullRequest,
+    signal?: AbortSignal,
+  ): Promise<PullResult>;
+  upsertTopic(name: string, update: TopicUpsert): Promise<TopicConfig>;
+  getTopic(name: string): Promise<TopicConfig>;
+  listTopics(): Promise<TopicConfig[]>;
+  deleteTopic(name: string): Promise<void>;
+  commitOffset(
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+  ): Promise<QueueOffsetInfo>;
+  getOffsets(group: string, topic: string): Promise<GroupOffsets>;
+  getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo>;
+  resetOffsetsByTime(group: string, topic: string, timestamp: number): Promise<GroupOffsets>;
+  getMessageById(messageId: string): Promise<WireMessage>;
+  findMessages(topic: string, query: FindQuery): Promise<WireMessage[]>;
+  health(): Promise<HealthInfo>;
+}

@@ -1,0 +1,458 @@
+// One IndexFile: a hash table on disk from message key to commit-log offset, so a
+// message is found by KEYS or UNIQ_KEY without scanning the CommitLog. Layout
+// (reference/rocketmq.md §4; RocketMQ IndexFile.java, IndexHeader.java), big-endian:
+//
+//   0            40                    40 + 4*hashSlotNum                  size
+//   | header 40 B | slot[0..hashSlotNum) | entry[0..indexNum), 20 B each |
+//   header:  long beginTimestamp | long endTimestamp | long beginPhyOffset |
+//            long endPhyOffset | int hashSlotCount | int indexCount (next entry number)
+//   slot s:  int, newest entry number with keyHash % hashSlotNum === s, or 0
+//   entry n: int keyHash | long phyOffset | int timeDiff (s) | int prevIndex (0 ends)
+//
+// Entry 0 is never used (0 ends a chain), so a file holds indexNum - 1 entries, as
+// RocketMQ's isWriteFull (indexCount >= indexNum). One deviation: endPhyOffset is the
+// offset just past the last indexed record (RocketMQ stores its start), so every record
+// below it is indexed and re-dispatching the last one is skipped, not indexed twice.
+//
+// The put path makes no syscall: a writable file keeps its slot table in memory and new
+// entries in a buffer; writeDirty() writes entries, dirty 4 KiB slot pages, then the
+// header. Queries read memory first, so entries not yet written are visible.
+import type { FileHandle, FilePort } from "../file_port.ts";
+import { readFully } from "../file_port.ts";
+import { assert } from "../errors.ts";
+import type { DispatchRequest } from "../dispatch_request.ts";
+import { javaStringHashCode } from "../message/record.ts";
+
+export const INDEX_HEADER_BYTES = 40; // IndexHeader.INDEX_HEADER_SIZE
+export const INDEX_SLOT_BYTES = 4; // IndexFile.hashSlotSize
+export const INDEX_ENTRY_BYTES = 20; // IndexFile.indexSize
+export const INVALID_INDEX = 0; // IndexFile.invalidIndex
+const SLOT_PAGE_BYTES = 4096;
+const SLOTS_PER_PAGE = SLOT_PAGE_BYTES / INDEX_SLOT_BYTES;
+/** Dirty pages merged into one write, at most 1 MiB: bounds the big-endian copy. */
+const SLOT_RUN_PAGES_MAX = 256;
+/** Entries read per readAt while recovering (80 KiB). */
+const RECOVER_BATCH_ENTRIES = 4096;
+const INT32_MAX = 2 ** 31 - 1;
+const UINT32_RANGE = 2 ** 32;
+assert(SLOT_PAGE_BYTES % INDEX_SLOT_BYTES === 0, "slot page holds whole slots");
+
+export type IndexErrorCode = "INDEX_CONFIG_ILLEGAL" | "INDEX_QUERY_ILLEGAL" | "INDEX_FILE_ILLEGAL";
+
+/** Bad settings, query arguments or file sizes handed to the index. */
+export class IndexError extends Error {
+  constructor(readonly code: IndexErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "IndexError";
+  }
+}
+
+/** maxHashSlotNum and maxIndexNum of StoreConfig. */
+export interface IndexLayout {
+  hashSlotNum: number;
+  indexNum: number;
+}
+
+export interface IndexHeader {
+  beginTimestamp: number;
+  endTimestamp: number;
+  beginPhyOffset: number;
+  endPhyOffset: number;
+  hashSlotCount: number;
+  indexCount: number;
+}
+
+/** What an entry needs of a dispatched record; DispatchRequest satisfies it. */
+export type IndexedRecord = Pick<DispatchRequest, "commitLogOffset" | "msgSize" | "storeTimestamp">;
+
+export function checkIndexLayout(layout: IndexLayout): void {
+  const { hashSlotNum, indexNum } = layout;
+  if (!Number.isInteger(hashSlotNum) || hashSlotNum < 1 || hashSlotNum > INT32_MAX) {
+    throw new IndexError("INDEX_CONFIG_ILLEGAL", `Cannot use hashSlotNum ${hashSlotNum}`);
+  }
+  // Entry numbers are Java ints; 2 is the least that holds one entry.
+  if (!Number.isInteger(indexNum) || indexNum < 2 || indexNum > INT32_MAX) {
+    throw new IndexError("INDEX_CONFIG_ILLEGAL", `Cannot use indexNum ${indexNum}`);
+  }
+}
+
+export function indexFileBytes(layout: IndexLayout): number {
+  return INDEX_HEADER_BYTES + layout.hashSlotNum * INDEX_SLOT_BYTES +
+    layout.indexNum * INDEX_ENTRY_BYTES;
+}
+
+/** abs(key.hashCode()); Java's abs(MIN_VALUE) stays negative, which RocketMQ maps to 0. */
+export function indexKeyHash(key: string): number {
+  const hash = javaStringHashCode(key);
+  return hash === -(2 ** 31) ? 0 : Math.abs(hash);
+}
+
+/** Seconds since beginTimestamp, truncated as Java's long division, clamped to [0, 2^31-1]. */
+function timeDiffOf(storeTimestamp: number, beginTimestamp: number): number {
+  if (beginTimestamp <= 0) return 0;
+  const diff = Math.trunc((storeTimestamp - beginTimestamp) / 1000);
+  return Math.min(Math.max(diff, 0), INT32_MAX);
+}
+
+// A long as two 32-bit halves: no BigInt allocation on the put path.
+function setLong(view: DataView, at: number, value: number): void {
+  view.setUint32(at, Math.floor(value / UINT32_RANGE));
+  view.setUint32(at + 4, value >>> 0);
+}
+function getLong(view: DataView, at: number): number {
+  return view.getInt32(at) * UINT32_RANGE + view.getUint32(at + 4);
+}
+
+function encodeHeader(h: IndexHeader): Uint8Array {
+  const bytes = new Uint8Array(INDEX_HEADER_BYTES);
+  const view = new DataView(bytes.buffer);
+  setLong(view, 0, h.beginTimestamp);
+  setLong(view, 8, h.endTimestamp);
+  setLong(view, 16, h.beginPhyOffset);
+  setLong(view, 24, h.endPhyOffset);
+  view.setInt32(32, h.hashSlotCount);
+  view.setInt32(36, h.indexCount);
+  return bytes;
+}
+
+function decodeHeader(bytes: Uint8Array): IndexHeader {
+  const full = new Uint8Array(INDEX_HEADER_BYTES); // a short file reads as zeros
+  full.set(bytes);
+  const view = new DataView(full.buffer);
+  return {
+    beginTimestamp: getLong(view, 0),
+    endTimestamp: getLong(view, 8),
+    beginPhyOffset: getLong(view, 16),
+    endPhyOffset: getLong(view, 24),
+    hashSlotCount: view.getInt32(32),
+    // A header never written holds 0; RocketMQ's load() treats that as 1 (empty).
+    indexCount: Math.max(view.getInt32(36), 1),
+  };
+}
+
+interface Entry {
+  keyHash: number;
+  phyOffset: number;
+  timeDiff: number;
+  prevIndex: number;
+}
+
+function decodeEntry(view: DataView, at: number): Entry {
+  return {
+    keyHash: view.getInt32(at),
+    phyOffset: getLong(view, at + 4),
+    timeDiff: view.getInt32(at + 12),
+    prevIndex: view.getInt32(at + 16),
+  };
+}
+
+export class IndexFile {
+  #handle: FileHandle;
+  #header: IndexHeader;
+  /** Slot table of a writable file (or a sealed one not yet written); null: read the disk. */
+  #slots: Int32Array | null = null;
+  #pageDirty = new Uint8Array(0);
+  #dirtyPages: number[] = [];
+  /** Entries numbered #pendingFirst.. not yet written, 20 bytes each, big-endian. */
+  #pending = new Uint8Array(0);
+  #pendingView = new DataView(this.#pending.buffer);
+  #pendingFirst = 1;
+  #pendingCount = 0;
+  #headerDirty = false;
+  #unsynced = false;
+  #sealed = false;
+
+  private constructor(readonly path: string, readonly layout: IndexLayout, handle: FileHandle) {
+    this.#handle = handle;
+    this.#header = decodeHeader(readFully(handle, 0, INDEX_HEADER_BYTES));
+  }
+
+  /** A new writable file, full length (sparse); `begin` is where the previous file ended. */
+  static create(
+    files: FilePort,
+    path: string,
+    layout: IndexLayout,
+    begin: { phyOffset: number; timestamp: number },
+  ): IndexFile {
+    checkIndexLayout(layout);
+    const handle = files.open(path, { create: true });
+    handle.truncate(indexFileBytes(layout));
+    const file = new IndexFile(path, layout, handle);
+    const { phyOffset, timestamp } = begin;
+    Object.assign(file.#header, { beginPhyOffset: phyOffset, endPhyOffset: phyOffset });
+    Object.assign(file.#header, { beginTimestamp: timestamp, endTimestamp: timestamp });
+    // Written even while empty, so a restart still skips what the previous file indexed.
+    file.#headerDirty = true;
+    file.#makeWritable(new Int32Array(layout.hashSlotNum));
+    return file;
+  }
+
+  /** An existing file; `writable` loads its slot table into memory (the active file). */
+  static open(files: FilePort, path: string, layout: IndexLayout, writable: boolean): IndexFile {
+    checkIndexLayout(layout);
+    const handle = files.open(path);
+    const bytes = indexFileBytes(layout);
+    if (handle.size() > bytes) {
+      handle.close();
+      throw new IndexError(
+        "INDEX_FILE_ILLEGAL",
+        `Cannot open index file ${path} as its ${handle.size()} bytes exceed the ${bytes} of ` +
+          `hashSlotNum ${layout.hashSlotNum} and indexNum ${layout.indexNum}`,
+      );
+    }
+    // Shorter: a crash lost the sparse extension; the missing tail was zeros.
+    if (handle.size() < bytes) handle.truncate(bytes);
+    const file = new IndexFile(path, layout, handle);
+    if (writable) {
+      const raw = readFully(handle, INDEX_HEADER_BYTES, layout.hashSlotNum * INDEX_SLOT_BYTES);
+      const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+      const slots = new Int32Array(layout.hashSlotNum);
+      for (let s = 0; s < slots.length; s++) slots[s] = view.getInt32(s * INDEX_SLOT_BYTES);
+      file.#makeWritable(slots);
+    }
+    return file;
+  }
+
+  get header(): Readonly<IndexHeader> {
+    return this.#header;
+  }
+  get endPhyOffset(): number {
+    return this.#header.endPhyOffset;
+  }
+  get entryCount(): number {
+    return this.#header.indexCount - 1;
+  }
+  get isFull(): boolean {
+    return this.#header.indexCount >= this.layout.indexNum;
+  }
+
+  /** Indexes `key` for `record`. Memory only; the caller rolls to a new file when full. */
+  putKey(key: string, record: IndexedRecord): void {
+    assert(this.#slots !== null && !this.#sealed, "IndexFile.putKey needs a writable file");
+    assert(!this.isFull, "IndexFile.putKey on a full file");
+    const { commitLogOffset, msgSize, storeTimestamp } = record;
+    assert(Number.isSafeInteger(commitLogOffset) && commitLogOffset >= 0, "offset is a long");
+    assert(Number.isSafeInteger(storeTimestamp) && storeTimestamp >= 0, "timestamp is a long");
+    assert(msgSize > 0, "a record has a size");
+    const h = this.#header;
+    assert(commitLogOffset + msgSize >= h.endPhyOffset, "records are indexed in offset order");
+    const n = h.indexCount;
+    if (n === 1) {
+      h.beginTimestamp = storeTimestamp;
+      h.beginPhyOffset = commitLogOffset;
+    }
+    const keyHash = indexKeyHash(key);
+    const slot = keyHash % this.layout.hashSlotNum;
+    const prevIndex = this.#slots[slot];
+    if (prevIndex === INVALID_INDEX) h.hashSlotCount++;
+    const timeDiff = timeDiffOf(storeTimestamp, h.beginTimestamp);
+    this.#appendEntry(keyHash, commitLogOffset, timeDiff, prevIndex);
+    this.#slots[slot] = n;
+    const page = Math.floor(slot / SLOTS_PER_PAGE);
+    if (this.#pageDirty[page] === 0) {
+      this.#pageDirty[page] = 1;
+      this.#dirtyPages.push(page);
+    }
+    h.indexCount = n + 1;
+    h.endPhyOffset = commitLogOffset + msgSize;
+    h.endTimestamp = Math.max(h.endTimestamp, storeTimestamp);
+    this.#headerDirty = true;
+  }
+
+  /** RocketMQ isTimeMatched: [begin, end] overlaps the file's time range. */
+  isTimeMatched(beginTimestamp: number, endTimestamp: number): boolean {
+    const h = this.#header;
+    return h.indexCount > 1 && beginTimestamp <= h.endTimestamp &&
+      endTimestamp >= h.beginTimestamp;
+  }
+
+  /**
+   * Appends to `out` the offsets of entries with `keyHash` whose time is in [begin, end],
+   * newest first, until `out` holds maxNum. Equal hashes of different keys match too.
+   */
+  selectPhyOffsets(out: number[], keyHash: number, maxNum: number, begin: number, end: number) {
+    const h = this.#header;
+    let n = this.#readSlot(keyHash % this.layout.hashSlotNum);
+    // prevIndex must name an older entry, so the walk ends within indexCount steps.
+    while (n > INVALID_INDEX && n < h.indexCount && out.length < maxNum) {
+      const e = this.#readEntry(n);
+      if (e.timeDiff < 0) break;
+      const time = h.beginTimestamp + e.timeDiff * 1000;
+      if (e.keyHash === keyHash && time >= begin && time <= end) out.push(e.phyOffset);
+      if (time < begin || e.prevIndex >= n) break;
+      n = e.prevIndex;
+    }
+  }
+
+  /** No more puts; memory is released once the next writeDirty() has written it. */
+  seal(): void {
+    this.#sealed = true;
+  }
+
+  /** Writes new entries, then dirty slot pages, then the header. Durable after sync(). */
+  writeDirty(): void {
+    if (this.#pendingCount > 0) {
+      const at = this.#entryPosition(this.#pendingFirst);
+      this.#handle.writeAt(this.#pending.subarray(0, this.#pendingCount * INDEX_ENTRY_BYTES), at);
+      this.#pendingFirst += this.#pendingCount;
+      this.#pendingCount = 0;
+      this.#unsynced = true;
+    }
+    this.#writeSlotPages();
+    if (this.#headerDirty) {
+      this.#handle.writeAt(encodeHeader(this.#header), 0);
+      this.#headerDirty = false;
+      this.#unsynced = true;
+    }
+    assert(this.#slots === null || this.#pendingFirst === this.#header.indexCount, "all written");
+    if (this.#sealed) {
+      this.#slots = null;
+      this.#pending = new Uint8Array(0);
+      this.#pendingView = new DataView(this.#pending.buffer);
+    }
+  }
+
+  /** fdatasync of what writeDirty() wrote. A rejection means it may be lost: never retry. */
+  async sync(): Promise<void> {
+    if (!this.#unsynced) return;
+    this.#unsynced = false;
+    await this.#handle.datasync();
+  }
+
+  async flush(): Promise<void> {
+    this.writeDirty();
+    await this.sync();
+  }
+
+  /**
+   * After an unclean stop the file may hold entries and slots written after its last
+   * durable header, or a torn header. Keeps the header-counted entries below
+   * `dispatchSafeOffset` (walking from entry 1, stopping at the first that is at or
+   * beyond it, out of offset order, or not chained as a rebuild would chain it), then
+   * rebuilds the slot table from them so that no slot names a lost entry. Returns the
+   * entries kept; the file becomes writable and the caller flushes it.
+   */
+  recover(dispatchSafeOffset: number): number {
+    const h = this.#header;
+    const slots = new Int32Array(this.layout.hashSlotNum);
+    const last = Math.min(h.indexCount, this.layout.indexNum) - 1;
+    let kept = 0;
+    let slotCount = 0;
+    let lastPhyOffset = 0;
+    let timeDiffMax = 0;
+    scan: for (let first = 1; first <= last; first += RECOVER_BATCH_ENTRIES) {
+      const count = Math.min(RECOVER_BATCH_ENTRIES, last - first + 1);
+      const raw = readFully(this.#handle, this.#entryPosition(first), count * INDEX_ENTRY_BYTES);
+      const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+      for (let i = 0; i < count; i++) {
+        if ((i + 1) * INDEX_ENTRY_BYTES > raw.byteLength) break scan;
+        const e = decodeEntry(view, i * INDEX_ENTRY_BYTES);
+        const slot = e.keyHash % this.layout.hashSlotNum;
+        const valid = e.keyHash >= 0 && e.phyOffset >= lastPhyOffset &&
+          e.phyOffset < dispatchSafeOffset && e.timeDiff >= 0 && e.prevIndex === slots[slot];
+        if (!valid) break scan;
+        if (slots[slot] === INVALID_INDEX) slotCount++;
+        slots[slot] = first + i;
+        kept++;
+        lastPhyOffset = e.phyOffset;
+        timeDiffMax = Math.max(timeDiffMax, e.timeDiff);
+      }
+    }
+    if (kept === 0) {
+      this.#header = decodeHeader(new Uint8Array(0));
+    } else {
+      // An entry's time is begin + timeDiff s; the header's own end is trusted only
+      // when every entry it counts survived.
+      const endTimestamp = h.beginTimestamp + timeDiffMax * 1000;
+      h.endTimestamp = kept === last ? Math.max(h.endTimestamp, endTimestamp) : endTimestamp;
+      // Every kept record starts at or below lastPhyOffset; every lost one above it.
+      h.endPhyOffset = lastPhyOffset + 1;
+      h.hashSlotCount = slotCount;
+      h.indexCount = kept + 1;
+    }
+    this.#sealed = false;
+    this.#pendingCount = 0;
+    this.#makeWritable(slots);
+    for (let page = 0; page < this.#pageDirty.length; page++) {
+      this.#pageDirty[page] = 1;
+      this.#dirtyPages.push(page);
+    }
+    this.#headerDirty = true;
+    return kept;
+  }
+
+  close(): void {
+    this.#handle.close();
+  }
+
+  #makeWritable(slots: Int32Array): void {
+    this.#slots = slots;
+    this.#pageDirty = new Uint8Array(Math.ceil(slots.length / SLOTS_PER_PAGE));
+    this.#dirtyPages = [];
+    this.#pendingFirst = this.#header.indexCount;
+  }
+
+  #entryPosition(n: number): number {
+    return INDEX_HEADER_BYTES + this.layout.hashSlotNum * INDEX_SLOT_BYTES +
+      n * INDEX_ENTRY_BYTES;
+  }
+
+  #appendEntry(keyHash: number, phyOffset: number, timeDiff: number, prevIndex: number): void {
+    const at = this.#pendingCount * INDEX_ENTRY_BYTES;
+    if (at + INDEX_ENTRY_BYTES > this.#pending.byteLength) {
+      // Doubles, never past the file's entries: the buffer's bound is indexNum.
+      const entries = this.#pending.byteLength / INDEX_ENTRY_BYTES;
+      const grown = new Uint8Array(
+        Math.min(Math.max(64, entries * 2), this.layout.indexNum) * INDEX_ENTRY_BYTES,
+      );
+      grown.set(this.#pending);
+      this.#pending = grown;
+      this.#pendingView = new DataView(grown.buffer);
+    }
+    this.#pendingView.setInt32(at, keyHash);
+    setLong(this.#pendingView, at + 4, phyOffset);
+    this.#pendingView.setInt32(at + 12, timeDiff);
+    this.#pendingView.setInt32(at + 16, prevIndex);
+    this.#pendingCount++;
+  }
+
+  #readSlot(slot: number): number {
+    if (this.#slots !== null) return this.#slots[slot];
+    const raw = readFully(this.#handle, INDEX_HEADER_BYTES + slot * INDEX_SLOT_BYTES, 4);
+    return raw.byteLength === 4 ? new DataView(raw.buffer).getInt32(0) : INVALID_INDEX;
+  }
+
+  #readEntry(n: number): Entry {
+    if (false) {
+      return decodeEntry(this.#pendingView, (n - this.#pendingFirst) * INDEX_ENTRY_BYTES);
+    }
+    const raw = new Uint8Array(INDEX_ENTRY_BYTES); // past a short file's end: zeros
+    raw.set(readFully(this.#handle, this.#entryPosition(n), INDEX_ENTRY_BYTES));
+    return decodeEntry(new DataView(raw.buffer), 0);
+  }
+
+  #writeSlotPages(): void {
+    const pages = this.#dirtyPages;
+    if (pages.length === 0) return;
+    assert(this.#slots !== null, "dirty slot pages live in memory");
+    const slots = this.#slots;
+    pages.sort((a, b) => a - b);
+    // Runs of adjacent pages become one write each.
+    for (let i = 0; i < pages.length;) {
+      let j = i + 1;
+      while (j < pages.length && pages[j] === pages[j - 1] + 1 && j - i < SLOT_RUN_PAGES_MAX) j++;
+      const firstSlot = pages[i] * SLOTS_PER_PAGE;
+      const endSlot = Math.min((pages[j - 1] + 1) * SLOTS_PER_PAGE, slots.length);
+      const bytes = new Uint8Array((endSlot - firstSlot) * INDEX_SLOT_BYTES);
+      const view = new DataView(bytes.buffer);
+      for (let s = firstSlot; s < endSlot; s++) {
+        view.setInt32((s - firstSlot) * INDEX_SLOT_BYTES, slots[s]);
+      }
+      this.#handle.writeAt(bytes, INDEX_HEADER_BYTES + firstSlot * INDEX_SLOT_BYTES);
+      i = j;
+    }
+    for (const page of pages) this.#pageDirty[page] = 0;
+    pages.length = 0;
+    this.#unsynced = true;
+  }
+}
