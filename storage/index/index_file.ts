@@ -181,8 +181,6 @@ export class IndexFile {
     const { phyOffset, timestamp } = begin;
     Object.assign(file.#header, { beginPhyOffset: phyOffset, endPhyOffset: phyOffset });
     Object.assign(file.#header, { beginTimestamp: timestamp, endTimestamp: timestamp });
-    // Written even while empty, so a restart still skips what the previous file indexed.
-    file.#headerDirty = true;
     file.#makeWritable(new Int32Array(layout.hashSlotNum));
     return file;
   }
@@ -423,7 +421,7 @@ export class IndexFile {
   }
 
   #readEntry(n: number): Entry {
-    if (false) {
+    if (this.#slots !== null && n >= this.#pendingFirst) {
       return decodeEntry(this.#pendingView, (n - this.#pendingFirst) * INDEX_ENTRY_BYTES);
     }
     const raw = new Uint8Array(INDEX_ENTRY_BYTES); // past a short file's end: zeros

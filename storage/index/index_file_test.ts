@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { SimDisk } from "../sim_disk.ts";
+import { StoreError } from "../errors.ts";
 import type { DispatchRequest } from "../dispatch_request.ts";
 import {
   IndexError,
@@ -185,6 +186,7 @@ Deno.test("IndexService.put() rolls across files; queries and reloads span them"
   for (let i = 0; i < 80; i++) {
     svc.put(record(i * 100, { keys: ["k", `k${i % 3}`] }));
     model.push(["k", i * 100], [`k${i % 3}`, i * 100]);
+    if (i === 40) await svc.flush(); // the active file then takes more entries and slots
   }
   await svc.flush();
   const names = disk.list("/store/index");
@@ -287,7 +289,11 @@ Deno.test("IndexFile.recover() stops where a torn header counts entries never wr
     const disk = new SimDisk();
     const file = IndexFile.create(disk, "/f", layout, { phyOffset: 0, timestamp: 0 });
     for (let i = 0; i < 3; i++) {
-      file.putKey(`T#k${i}`, { commitLogOffset: 1000 + 100 * i, msgSize: 100, storeTimestamp: T0 });
+      file.putKey(`T#k${i + 1}`, {
+        commitLogOffset: 1000 + 100 * i,
+        msgSize: 100,
+        storeTimestamp: T0,
+      });
     }
     await file.flush();
     const handle = disk.open("/f");
@@ -300,11 +306,12 @@ Deno.test("IndexFile.recover() stops where a torn header counts entries never wr
     assert.equal(file.header.indexCount, 4);
     assert.equal(file.header.endPhyOffset, 1201);
   };
+  // Zeros chain as slot 0 would ("T#k1".."T#k3" use slots 1-3), but go back in offset.
   await t.step("zeros: out of offset order", async () => kept(await setup(new Uint8Array(20))));
   await t.step("a stale entry: not chained as its slot was", async () => {
     const stale = new Uint8Array(20);
     const v = new DataView(stale.buffer);
-    v.setInt32(0, indexKeyHash("T#k0")); // its slot holds entry 1, so prevIndex must be 1
+    v.setInt32(0, indexKeyHash("T#k1")); // its slot holds entry 1, so prevIndex must be 1
     v.setBigInt64(4, 5000n);
     kept(await setup(stale));
   });
@@ -335,4 +342,16 @@ Deno.test("IndexService.load() refuses a file larger than its layout", async () 
   svc.put(record(0, { keys: ["k"] }));
   await svc.close();
   assert.throws(() => service(disk, { indexNum: 32 }), (e) => e instanceof IndexError);
+});
+
+Deno.test("IndexService.flush() refuses to go on after a failed fdatasync", async () => {
+  const disk = new SimDisk();
+  const svc = service(disk);
+  svc.put(record(0, { keys: ["k"] }));
+  disk.failDatasync(svc.indexFiles()[0].path);
+  const notWritable = (e: unknown) => e instanceof StoreError && e.code === "STORE_NOT_WRITABLE";
+  await assert.rejects(svc.flush(), notWritable);
+  assert.throws(() => svc.put(record(100, { keys: ["k"] })), notWritable);
+  await assert.rejects(svc.flush(), notWritable);
+  await svc.close(); // closes the files without another flush
 });

@@ -1,0 +1,121 @@
+// Spawning real Deno and Bun processes for cross-process tests: line-based stdout,
+// waiting for conditions (never for fixed times), and killing with real signals.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+export type RuntimeName = "deno" | "bun";
+export const RUNTIMES: RuntimeName[] = ["deno", "bun"];
+
+export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
+
+export function runtimeBinary(runtime: RuntimeName): string {
+  const local = `${REPO_ROOT}/.tools/node_modules/.bin/${runtime}`;
+  return existsSync(local) ? local : runtime;
+}
+
+export function runtimeCommand(runtime: RuntimeName, script: string, args: string[]): [string, string[]] {
+  const bin = runtimeBinary(runtime);
+  return runtime === "deno" ? [bin, ["run", "-A", script, ...args]] : [bin, ["run", script, ...args]];
+}
+
+export class ChildRun implements AsyncDisposable {
+  readonly lines: string[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: string | null }>;
+  #partial = "";
+  #waiters = new Set<() => void>();
+  #exitedNow = false;
+
+  constructor(readonly child: ChildProcess, readonly label: string) {
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => {
+      const parts = (this.#partial + chunk).split("\n");
+      this.#partial = parts.pop()!;
+      this.lines.push(...parts);
+      this.#notify();
+    });
+    child.stderr!.on("data", (chunk: string) => {
+      this.stderr.push(chunk);
+      this.#notify();
+    });
+    this.exited = new Promise((resolve) => {
+      child.on("close", (code, signal) => {
+        if (this.#partial) this.lines.push(this.#partial);
+        this.#partial = "";
+        this.#exitedNow = true;
+        this.#notify();
+        resolve({ code, signal });
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Waits until `test` holds (checked on every output line), the child exits, or the deadline. */
+  async waitFor<T>(what: string, test: () => T | undefined | false, deadlineMs = 30_000): Promise<T> {
+    const started = performance.now();
+    for (;;) {
+      const v = test();
+      if (v) return v;
+      if (this.#exitedNow) throw new Error(`${this.label} exited while waiting for ${what}; stderr: ${this.stderr.join("").slice(-2000)}`);
+      const left = deadlineMs - (performance.now() - started);
+      if (left <= 0) throw new Error(`${this.label}: timed out waiting for ${what}; stderr: ${this.stderr.join("").slice(-2000)}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, Math.min(left, 250));
+        function done() {
+          clearTimeout(t);
+          resolve();
+        }
+        this.#waiters.add(done);
+      });
+    }
+  }
+
+  /** The first stdout line that parses as JSON and satisfies `test`. */
+  waitForJson<T>(what: string, test: (value: Record<string, unknown>) => boolean, deadlineMs?: number): Promise<T> {
+    return this.waitFor(what, () => {
+      for (const line of this.lines) {
+        if (!line.startsWith("{")) continue;
+        try {
+          const value = JSON.parse(line);
+          if (test(value)) return value as T;
+        } catch { /* not JSON */ }
+      }
+      return undefined;
+    }, deadlineMs);
+  }
+
+  kill(signal: NodeJS.Signals = "SIGKILL"): void {
+    if (!this.#exitedNow) this.child.kill(signal);
+  }
+
+  async [Symbol.asyncDispose]() {
+    this.kill("SIGKILL");
+    await this.exited;
+  }
+
+  #notify() {
+    const waiters = [...this.#waiters];
+    this.#waiters.clear();
+    for (const w of waiters) w();
+  }
+}
+
+export function startChild(
+  runtime: RuntimeName,
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+): ChildRun {
+  const [bin, argv] = runtimeCommand(runtime, script, args);
+  const child = spawn(bin, argv, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return new ChildRun(child, `${runtime} ${script}`);
+}
