@@ -217,9 +217,6 @@ export class IndexFile {
   get endPhyOffset(): number {
     return this.#header.endPhyOffset;
   }
-  get entryCount(): number {
-    return this.#header.indexCount - 1;
-  }
   get isFull(): boolean {
     return this.#header.indexCount >= this.layout.indexNum;
   }

@@ -157,9 +157,11 @@ export class IndexService {
   }
 
   /**
-   * After an unclean stop: every file from the newest back keeps only its entries below
-   * `dispatchSafeOffset` (the offset below which dispatch was durably flushed); files left
-   * empty are deleted, but the oldest survivor always stays. Then flushes.
+   * After an unclean stop, before any put: files from the newest back keep only their
+   * entries below `dispatchSafeOffset`, an offset below which every record was put before a
+   * flush() that completed (so those entries and a header counting them are durable). Files
+   * left empty are deleted, except the last survivor. Then flushes; the caller re-dispatches
+   * from `dispatchSafeOffset` (or lower: indexed records are skipped).
    */
   async recoverAfterCrash(dispatchSafeOffset: number): Promise<void> {
     assert(this.#loaded, "IndexService.load() before recoverAfterCrash()");
@@ -179,12 +181,13 @@ export class IndexService {
       this.#files.remove(file.path);
       removed = true;
     }
-    if (removed) this.#nameDurable = this.#files.syncDir(this.dir);
+    if (removed) this.#syncDirSoon();
     await this.flush();
   }
 
   /** Deletes files whose endPhyOffset < minPhyOffset, oldest first, never the last one. */
   async deleteFilesBelow(minPhyOffset: number): Promise<number> {
+    assert(this.#loaded, "IndexService.load() before deleteFilesBelow()");
     let deleted = 0;
     while (this.#indexFiles.length > 1 && this.#indexFiles[0].endPhyOffset < minPhyOffset) {
       const file = this.#indexFiles.shift()!;
@@ -227,10 +230,16 @@ export class IndexService {
     };
     const file = IndexFile.create(this.#files, path, this.layout, begin);
     this.#indexFiles.push(file);
-    this.#nameDurable = this.#files.syncDir(this.dir);
+    this.#syncDirSoon();
+    return file;
+  }
+
+  /** Starts a folder fsync that the next flush() awaits, with any still unawaited. */
+  #syncDirSoon(): void {
+    this.#nameDurable = Promise.all([this.#nameDurable, this.#files.syncDir(this.dir)])
+      .then(() => {});
     // Awaited by the next flush; this keeps a failure from going unhandled meanwhile.
     this.#nameDurable.catch(() => {});
-    return file;
   }
 
   /** The clock's name, or one past the newest name if that does not sort after it. */
