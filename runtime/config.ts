@@ -3,17 +3,8 @@
 // Only main.ts reads the environment; everything else receives a BrokerConfig.
 import { defaultStoreConfig, type FlushDiskType, type StoreConfig } from "../storage/config.ts";
 
-export interface ApiKeyConfig {
-  /** The bearer token. */
-  key: string;
-  name: string;
-  /** Topic patterns this key may produce to ("*", exact, or a prefix ending in "*"). */
-  publish?: string[];
-  /** Topic and group patterns this key may consume from and commit offsets for. */
-  subscribe?: string[];
-  /** Topic administration and offset resets. */
-  admin?: boolean;
-}
+import type { ApiKeyConfig } from "./protocol/types.ts";
+export type { ApiKeyConfig };
 
 export interface BrokerConfig {
   brokerName: string;

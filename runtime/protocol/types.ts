@@ -137,6 +137,7 @@ export interface BrokerClient {
   getTopic(name: string): Promise<TopicConfig>;
   listTopics(): Promise<TopicConfig[]>;
   deleteTopic(name: string): Promise<void>;
+  upsertGroup(group: string): Promise<void>;
   commitOffset(
     group: string,
     topic: string,
@@ -146,7 +147,27 @@ export interface BrokerClient {
   getOffsets(group: string, topic: string): Promise<GroupOffsets>;
   getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo>;
   resetOffsetsByTime(group: string, topic: string, timestamp: number): Promise<GroupOffsets>;
-  getMessageById(messageId: string): Promise<WireMessage>;
+  getMessageById(messageId: string, topic?: string): Promise<WireMessage>;
   findMessages(topic: string, query: FindQuery): Promise<WireMessage[]>;
   health(): Promise<HealthInfo>;
+}
+
+/** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
+ * table (split mode), re-read when a call fails. */
+export interface BrokerResolver {
+  get(): Promise<BrokerClient>;
+  /** Told when a call failed in a way that suggests the route is stale. */
+  failed(client: BrokerClient, error: unknown): void;
+}
+
+export interface ApiKeyConfig {
+  /** The bearer token (at least 16 characters). */
+  key: string;
+  name: string;
+  /** Topic patterns this key may produce to ("*", exact, or a prefix ending in "*"). */
+  publish?: string[];
+  /** Topic and group patterns this key may consume from and commit offsets for. */
+  subscribe?: string[];
+  /** Topic administration, offset resets, everything. */
+  admin?: boolean;
 }

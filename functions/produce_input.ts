@@ -1,0 +1,136 @@
+// Turning HTTP input into ProduceMessages: headers of a single produce, and items of a
+// batch. Each check says what was wrong and the limit; nothing here touches the broker.
+import { z } from "zod";
+import { BrokerError } from "../runtime/protocol/errors.ts";
+import { parseNonNegativeInt } from "../runtime/protocol/names.ts";
+import type { ProduceMessage } from "../runtime/protocol/types.ts";
+
+export const TAG_CHARS_MAX = 128;
+export const KEY_CHARS_MAX = 128;
+export const KEYS_MAX = 32;
+export const SHARDING_KEY_CHARS_MAX = 256;
+export const CONTENT_TYPE_CHARS_MAX = 256;
+const VISIBLE = /^[\x21-\x7e]+$/;
+const TEXT = /^[^\x00-\x1f\x7f]*$/;
+
+export interface InputLimits {
+  idempotencyKeyBytesMax: number;
+  userPropertiesMax: number;
+}
+
+export function checkTag(tag: string): string {
+  if (tag.length === 0 || tag.length > TAG_CHARS_MAX || !TEXT.test(tag) || tag.includes("||") || tag.trim() !== tag) {
+    throw new BrokerError("INVALID_HEADER", `Cannot use tag ${JSON.stringify(tag.slice(0, 200))}: 1-${TAG_CHARS_MAX} characters, no control characters, no "||", no outer spaces`);
+  }
+  return tag;
+}
+
+export function checkKeys(keys: string[]): string[] {
+  if (keys.length > KEYS_MAX) throw new BrokerError("INVALID_HEADER", `Cannot use ${keys.length} keys: at most ${KEYS_MAX}`);
+  for (const k of keys) {
+    if (k.length === 0 || k.length > KEY_CHARS_MAX || !VISIBLE.test(k)) {
+      throw new BrokerError("INVALID_HEADER", `Cannot use key ${JSON.stringify(k.slice(0, 200))}: 1-${KEY_CHARS_MAX} visible ASCII characters without spaces`);
+    }
+  }
+  return keys;
+}
+
+function checkText(what: string, value: string, max: number): string {
+  if (value.length === 0 || value.length > max || !TEXT.test(value)) {
+    throw new BrokerError("INVALID_HEADER", `Cannot use ${what} ${JSON.stringify(value.slice(0, 100))}: 1-${max} characters without control characters`);
+  }
+  return value;
+}
+
+function checkIdempotencyKey(key: string, limits: InputLimits): string {
+  if (key.length === 0 || new TextEncoder().encode(key).length > limits.idempotencyKeyBytesMax || !VISIBLE.test(key)) {
+    throw new BrokerError("INVALID_HEADER", `Cannot use Idempotency-Key: 1-${limits.idempotencyKeyBytesMax} visible ASCII characters`);
+  }
+  return key;
+}
+
+/** The message of a single produce: the raw body plus Mq-* headers. */
+export function messageFromHeaders(headers: Headers, body: Uint8Array, limits: InputLimits): ProduceMessage {
+  const m: ProduceMessage = { body };
+  const tag = headers.get("mq-tag");
+  if (tag !== null) m.tag = checkTag(tag);
+  const keys = headers.get("mq-keys");
+  if (keys !== null) m.keys = checkKeys(keys.split(" ").filter((k) => k.length > 0));
+  const sharding = headers.get("mq-sharding-key");
+  if (sharding !== null) m.shardingKey = checkText("Mq-Sharding-Key", sharding, SHARDING_KEY_CHARS_MAX);
+  const queueId = parseNonNegativeInt("Mq-Queue-Id", headers.get("mq-queue-id"), 65535);
+  if (queueId !== undefined) m.queueId = queueId;
+  const delay = parseNonNegativeInt("Mq-Delay-Ms", headers.get("mq-delay-ms"));
+  if (delay !== undefined) m.delayMs = delay;
+  const at = parseNonNegativeInt("Mq-Deliver-At", headers.get("mq-deliver-at"));
+  if (at !== undefined) m.deliverAt = at;
+  const contentType = headers.get("content-type");
+  if (contentType !== null) m.contentType = checkText("Content-Type", contentType, CONTENT_TYPE_CHARS_MAX);
+  const idem = headers.get("idempotency-key");
+  if (idem !== null) m.idempotencyKey = checkIdempotencyKey(idem, limits);
+  const properties: Record<string, string> = Object.create(null);
+  let count = 0;
+  headers.forEach((value, name) => {
+    if (!name.startsWith("mq-prop-")) return;
+    properties[name.slice(8)] = value;
+    count++;
+  });
+  if (count > limits.userPropertiesMax) {
+    throw new BrokerError("INVALID_PROPERTY", `Cannot set ${count} properties: at most ${limits.userPropertiesMax}`);
+  }
+  if (count > 0) m.properties = { ...properties };
+  return m;
+}
+
+export const batchEnvelope = z.object({ messages: z.array(z.unknown()) }).strict();
+
+const batchItem = z.object({
+  body: z.string(),
+  bodyEncoding: z.enum(["utf8", "base64"]).optional(),
+  tag: z.string().optional(),
+  keys: z.array(z.string()).optional(),
+  shardingKey: z.string().optional(),
+  queueId: z.number().int().min(0).max(65535).optional(),
+  delayMs: z.number().int().min(0).optional(),
+  deliverAt: z.number().int().min(0).optional(),
+  properties: z.record(z.string(), z.string()).optional(),
+  idempotencyKey: z.string().optional(),
+  contentType: z.string().optional(),
+}).strict();
+
+/** One batch item; throws a BrokerError describing the first problem. */
+export function messageFromItem(item: unknown, limits: InputLimits): ProduceMessage {
+  const parsed = batchItem.safeParse(item);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new BrokerError("INVALID_PARAMETER", `Cannot read message: ${issue.path.join(".") || "item"}: ${issue.message}`);
+  }
+  const v = parsed.data;
+  let body: Uint8Array;
+  if (v.bodyEncoding === "base64") {
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v.body) || v.body.length % 4 !== 0) {
+      throw new BrokerError("INVALID_PARAMETER", "Cannot decode body: bodyEncoding is base64 but body is not valid base64");
+    }
+    const s = atob(v.body);
+    body = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) body[i] = s.charCodeAt(i);
+  } else {
+    body = new TextEncoder().encode(v.body);
+  }
+  const m: ProduceMessage = { body };
+  if (v.tag !== undefined) m.tag = checkTag(v.tag);
+  if (v.keys !== undefined) m.keys = checkKeys(v.keys);
+  if (v.shardingKey !== undefined) m.shardingKey = checkText("shardingKey", v.shardingKey, SHARDING_KEY_CHARS_MAX);
+  if (v.queueId !== undefined) m.queueId = v.queueId;
+  if (v.delayMs !== undefined) m.delayMs = v.delayMs;
+  if (v.deliverAt !== undefined) m.deliverAt = v.deliverAt;
+  if (v.contentType !== undefined) m.contentType = checkText("contentType", v.contentType, CONTENT_TYPE_CHARS_MAX);
+  if (v.idempotencyKey !== undefined) m.idempotencyKey = checkIdempotencyKey(v.idempotencyKey, limits);
+  if (v.properties !== undefined) {
+    if (Object.keys(v.properties).length > limits.userPropertiesMax) {
+      throw new BrokerError("INVALID_PROPERTY", `Cannot set more than ${limits.userPropertiesMax} properties`);
+    }
+    m.properties = v.properties;
+  }
+  return m;
+}

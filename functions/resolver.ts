@@ -1,0 +1,35 @@
+// Split mode and Deploy: find the broker through the KV route table (the NameServer's
+// role) and talk to it over HTTP. A route is cached for `cacheMs`; a failed call
+// (unreachable, not leader) drops the cache so the next request re-reads the table, and a
+// failover needs no restart here.
+import { MqClient } from "../client/mod.ts";
+import { BrokerError } from "../runtime/protocol/errors.ts";
+import type { BrokerClient, BrokerResolver } from "../runtime/protocol/types.ts";
+
+export interface RouteSource {
+  /** Addresses ("host:port") of live brokers, best first. */
+  brokers(): Promise<string[]>;
+}
+
+export class KvRouteResolver implements BrokerResolver {
+  #cached: { client: BrokerClient; until: number } | undefined;
+
+  constructor(
+    private readonly routes: RouteSource,
+    private readonly options: { token?: string; cacheMs: number; nowMs: () => number },
+  ) {}
+
+  async get(): Promise<BrokerClient> {
+    const now = this.options.nowMs();
+    if (this.#cached && this.#cached.until > now) return this.#cached.client;
+    const [address] = await this.routes.brokers();
+    if (!address) throw new BrokerError("BROKER_UNAVAILABLE", "No live broker is registered in the route table");
+    const client = new MqClient({ baseUrl: `http://${address}`, token: this.options.token });
+    this.#cached = { client, until: now + this.options.cacheMs };
+    return client;
+  }
+
+  failed(client: BrokerClient): void {
+    if (this.#cached?.client === client) this.#cached = undefined;
+  }
+}

@@ -1,0 +1,51 @@
+// The route table in Deno KV (RocketMQ's NameServer role, reference/rocketmq.md §14):
+// each broker writes its broker group, address and topics under
+// ["mq", "routes", cluster, brokerName] now and every routeHeartbeatMs (30 s); readers
+// ignore, and sweep, entries unseen for routeExpiryMs (120 s). Values are our own bytes
+// (UTF-8 JSON in a Uint8Array), so Deno and Bun read each other's entries. A graceful
+// stop removes the entry (UNREGISTER_BROKER).
+import type { BrokerConfig } from "./config.ts";
+import type { Logger } from "./log.ts";
+import type { TopicConfig } from "./protocol/types.ts";
+import { openKv } from "./kv/kv_port.ts";
+import { encodeRoute, ROUTES_PREFIX, type RouteEntry } from "./protocol/routes.ts";
+
+export interface RouteRegistration {
+  stop(): Promise<void>;
+}
+
+export async function startRouteRegistration(options: {
+  config: BrokerConfig;
+  address: string;
+  broker: { topicConfigs(): TopicConfig[] };
+  log: Logger;
+  nowMs: () => number;
+}): Promise<RouteRegistration> {
+  const { config, log } = options;
+  const kv = await openKv(config.kvPath, { accessToken: config.kvAccessToken });
+  const key = [...ROUTES_PREFIX, config.brokerClusterName, config.brokerName];
+  const register = async () => {
+    const entry: RouteEntry = {
+      cluster: config.brokerClusterName,
+      brokerName: config.brokerName,
+      address: options.address,
+      epoch: 0,
+      topics: options.broker.topicConfigs().map(({ name, readQueueNums, writeQueueNums, perm }) => ({ name, readQueueNums, writeQueueNums, perm })),
+      updatedAtMs: options.nowMs(),
+    };
+    await kv.set(key, encodeRoute(entry));
+  };
+  await register();
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = register().catch((err) => log("warn", "route registration failed; will retry", { err: String(err) }));
+  }, config.routeHeartbeatMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await kv.delete(key).catch((err) => log("warn", "route removal failed", { err: String(err) }));
+      kv.close();
+    },
+  };
+}

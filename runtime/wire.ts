@@ -1,0 +1,76 @@
+// Stored records to wire messages, and BrokerErrors from store errors.
+import type { MessageRecord } from "../storage/message/record.ts";
+import { StoreError } from "../storage/errors.ts";
+import { BrokerError } from "./protocol/errors.ts";
+import type { WireMessage } from "./protocol/types.ts";
+
+export const PROPERTY_CONTENT_TYPE = "__CONTENT_TYPE";
+export const PROPERTY_SHARDING_KEY = "__SHARDINGKEY";
+const HIDDEN = new Set(["TAGS", "KEYS", "UNIQ_KEY", PROPERTY_CONTENT_TYPE, PROPERTY_SHARDING_KEY, "WAIT"]);
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+export function toWireMessage(record: MessageRecord, queueOffset: number): WireMessage {
+  const props = record.properties;
+  const properties: Record<string, string> = {};
+  for (const [k, v] of props) if (!HIDDEN.has(k)) properties[k] = v;
+  let body: string, bodyEncoding: "utf8" | "base64";
+  try {
+    body = utf8.decode(record.body);
+    bodyEncoding = "utf8";
+  } catch {
+    body = toBase64(record.body);
+    bodyEncoding = "base64";
+  }
+  const keys = props.get("KEYS");
+  return {
+    messageId: props.get("UNIQ_KEY") ?? "",
+    topic: record.topic,
+    queueId: record.queueId,
+    queueOffset,
+    commitLogOffset: record.physicalOffset,
+    body,
+    bodyEncoding,
+    ...(props.has("TAGS") ? { tag: props.get("TAGS") } : {}),
+    ...(keys ? { keys: keys.split(" ").filter((k) => k) } : {}),
+    properties,
+    bornTimestamp: record.bornTimestamp,
+    storeTimestamp: record.storeTimestamp,
+    reconsumeTimes: record.reconsumeTimes,
+    ...(props.has(PROPERTY_CONTENT_TYPE) ? { contentType: props.get(PROPERTY_CONTENT_TYPE) } : {}),
+    ...(props.has(PROPERTY_SHARDING_KEY) ? { shardingKey: props.get(PROPERTY_SHARDING_KEY) } : {}),
+  };
+}
+
+export function toBase64(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+export function fromBase64(text: string): Uint8Array {
+  const s = atob(text);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+/** Store refusals as catalogue errors; anything else passes through. */
+export function fromStoreError(err: unknown): unknown {
+  if (!(err instanceof StoreError)) return err;
+  switch (err.code) {
+    case "MESSAGE_TOO_LARGE":
+      return new BrokerError("MESSAGE_TOO_LARGE", err.message, {}, { cause: err });
+    case "PROPERTIES_SIZE_EXCEEDED":
+      return new BrokerError("PROPERTIES_TOO_LARGE", err.message, {}, { cause: err });
+    case "PROPERTY_ILLEGAL":
+      return new BrokerError("INVALID_PROPERTY", err.message, {}, { cause: err });
+    case "TOPIC_ILLEGAL":
+      return new BrokerError("INVALID_NAME", err.message, {}, { cause: err });
+    case "FLUSH_DISK_TIMEOUT":
+      return new BrokerError("FLUSH_TIMEOUT", err.message, {}, { cause: err });
+    case "STORE_NOT_WRITABLE":
+      return new BrokerError("STORE_NOT_WRITABLE", err.message, {}, { cause: err });
+    default:
+      return new BrokerError("BAD_REQUEST", err.message, {}, { cause: err });
+  }
+}

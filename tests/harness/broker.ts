@@ -1,0 +1,69 @@
+// A real broker process (Deno or Bun) on port 0 with its own data folder.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { MqClient } from "../../client/mod.ts";
+import { type ChildRun, type RuntimeName, startChild } from "./process.ts";
+
+export interface BrokerProcess extends AsyncDisposable {
+  runtime: RuntimeName;
+  url: string;
+  dataDir: string;
+  child: ChildRun;
+  client: MqClient;
+  /** SIGTERM and wait for a clean exit (code 0). */
+  stop(): Promise<void>;
+  /** SIGKILL and wait. */
+  kill(): Promise<void>;
+}
+
+export function tempDir(label: string): string {
+  return mkdtempSync(`${tmpdir()}/mq-${label}-`);
+}
+
+export async function startBroker(
+  runtime: RuntimeName,
+  options: { dataDir?: string; env?: Record<string, string>; args?: string[]; token?: string } = {},
+): Promise<BrokerProcess> {
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? tempDir(`broker-${runtime}`);
+  const child = startChild(runtime, "runtime/main.ts", options.args ?? [], {
+    PORT: "0",
+    DATA_DIR: dataDir,
+    MQ_LOG_LEVEL: "warn",
+    ...options.env,
+  });
+  let listening: { url: string };
+  try {
+    listening = await child.waitForJson<{ url: string }>("listening line", (v) => v.event === "listening", 60_000);
+  } catch (err) {
+    child.kill("SIGKILL");
+    await child.exited;
+    throw err;
+  }
+  const client = new MqClient({ baseUrl: listening.url, token: options.token });
+  const proc: BrokerProcess = {
+    runtime,
+    url: listening.url,
+    dataDir,
+    child,
+    client,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+      // Deno's node:child_process reports a signal exit for any child sent a signal, even
+      // one that exits 0, so a clean stop is judged by the broker's last line instead.
+      const clean = child.lines.some((l) => l.includes('"event":"stopped"'));
+      if (!clean) throw new Error(`broker did not stop cleanly; stderr: ${child.stderr.join("").slice(-2000)}`);
+    },
+    async kill() {
+      child.kill("SIGKILL");
+      await child.exited;
+    },
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGKILL");
+      await child.exited;
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return proc;
+}
