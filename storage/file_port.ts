@@ -9,6 +9,8 @@ export interface FileHandle {
   readAt(buffer: Uint8Array, offset: number, length: number, position: number): number;
   /** Writes all of `bytes` at `position` (loops over short writes). Not durable until datasync. */
   writeAt(bytes: Uint8Array, position: number): void;
+  /** Like writeAt, but off the event loop (background work such as zero-filling). */
+  writeAtAsync(bytes: Uint8Array, position: number): Promise<void>;
   /** fdatasync off the event loop. A rejection means the data may be lost: never retry it. */
   datasync(): Promise<void>;
   /** Sets the file length; growing fills with zeros. */

@@ -26,6 +26,14 @@ class NodeFile implements FileHandle {
       done += fs.writeSync(this.#fd, bytes, done, bytes.byteLength - done, position + done);
     }
   }
+  async writeAtAsync(bytes: Uint8Array, position: number): Promise<void> {
+    let done = 0;
+    while (done < bytes.byteLength) {
+      done += await new Promise<number>((resolve, reject) =>
+        fs.write(this.#fd, bytes, done, bytes.byteLength - done, position + done, (err, n) => err ? reject(err) : resolve(n))
+      );
+    }
+  }
   datasync(): Promise<void> {
     return syncOffLoop(this.#fd, true);
   }

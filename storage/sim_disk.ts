@@ -234,6 +234,14 @@ class SimFile implements FileHandle {
     this.disk.checkGeneration(this.generation);
     this.disk.record(this.inode, { kind: "write", position, bytes: bytes.slice() });
   }
+  writeAtAsync(bytes: Uint8Array, position: number): Promise<void> {
+    try {
+      this.writeAt(bytes, position);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
   datasync(): Promise<void> {
     try {
       this.disk.checkGeneration(this.generation);

@@ -14,6 +14,7 @@ import {
   stampRecord,
 } from "../message/record.ts";
 import { parseSegmentName, Segment } from "./segment.ts";
+import { PREALLOC_SUFFIX, SegmentPreparation } from "./preallocate.ts";
 
 export interface AppendPosition {
   physicalOffset: number;
@@ -35,8 +36,8 @@ export class CommitLog {
   readonly #writeBatchBytesMax: number;
   readonly #zeroFill: boolean;
   #segments: Segment[] = [];
-  /** The pre-created next segment, zero-filling in the background. */
-  #next: Segment | undefined;
+  /** The next segment, being zero-filled in the background. */
+  #next: SegmentPreparation | undefined;
   /** Bytes handed to the kernel: readers may see everything below. */
   #wroteOffset = 0;
   /** Next record's offset, counting records gathered but not yet written. */
@@ -72,6 +73,11 @@ export class CommitLog {
     return this.#dir;
   }
 
+  /** Resolves when the background preparation of the next segment has ended (tests). */
+  get nextSegmentSettled(): Promise<void> {
+    return this.#next?.done ?? Promise.resolve();
+  }
+
   /** Called after each batch reaches the kernel, with the new written offset. */
   onWritten(listener: (wroteOffset: number) => void) {
     this.#onWritten = listener;
@@ -80,6 +86,9 @@ export class CommitLog {
   /** Opens existing segments; recovery then decides where the data ends (setEnd). */
   load(): void {
     this.#files.mkdirp(this.#dir);
+    for (const name of this.#files.list(this.#dir)) {
+      if (name.endsWith(PREALLOC_SUFFIX)) this.#files.remove(`${this.#dir}/${name}`);
+    }
     const names = this.#files.list(this.#dir).filter((n) => parseSegmentName(n) !== undefined);
     for (const [i, name] of names.entries()) {
       const start = parseSegmentName(name)!;
@@ -213,10 +222,10 @@ export class CommitLog {
 
   async close(): Promise<void> {
     this.writePending();
-    for (const s of this.#segments) await s.claim();
-    if (this.#next) await this.#next.claim();
+    this.#next?.cancel();
+    await this.#next?.done;
+    this.#next?.take()?.close();
     for (const s of this.#segments) s.close();
-    this.#next?.close();
     this.#segments = [];
     this.#next = undefined;
   }
@@ -247,25 +256,13 @@ export class CommitLog {
     const last = this.#segments.at(-1);
     if (last && last.contains(offset)) return last;
     const start = last ? last.endOffset : offset - (offset % this.#segmentBytes);
-    let segment: Segment;
-    if (this.#next && this.#next.startOffset === start) {
-      segment = this.#next;
-      this.#next = undefined;
-    } else {
-      this.#next?.close();
-      this.#next = undefined;
-      segment = Segment.create(this.#files, this.#dir, start, this.#segmentBytes);
-    }
-    void segment.claim();
+    const prepared = this.#next?.startOffset === start ? this.#next.take() : undefined;
+    this.#next?.cancel();
+    this.#next = undefined;
+    const segment = prepared ?? Segment.create(this.#files, this.#dir, start, this.#segmentBytes);
     this.#segments.push(segment);
-    this.#preallocateNext(segment.endOffset);
+    if (this.#zeroFill) this.#next = new SegmentPreparation(this.#files, this.#dir, segment.endOffset, this.#segmentBytes);
     return segment;
-  }
-
-  #preallocateNext(start: number) {
-    if (this.#files.exists(`${this.#dir}/${String(start).padStart(20, "0")}`)) return;
-    this.#next = Segment.create(this.#files, this.#dir, start, this.#segmentBytes);
-    if (this.#zeroFill) this.#next.startZeroFill();
   }
 }
 

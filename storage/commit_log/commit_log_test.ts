@@ -106,3 +106,40 @@ Deno.test("GroupCommit refuses every later flush after one failed fdatasync", as
   assert.equal(group.flushedOffset, 0);
   await log.close();
 });
+
+Deno.test("CommitLog pre-writes the next segment with zeros and renames it into place", async () => {
+  const disk = new SimDisk();
+  disk.mkdirp("/s/commitlog");
+  const log = new CommitLog({ files: disk, dir: "/s/commitlog", segmentBytes: 4096, writeBatchBytesMax: 1 << 20, zeroFill: true });
+  log.load();
+  log.append(prepareRecord(message(1000), 1 << 20), 0, 5);
+  log.writePending();
+  await log.nextSegmentSettled;
+  // Written, synced and renamed: durable at full length, no temporary file left.
+  assert.deepEqual(disk.list("/s/commitlog"), ["00000000000000000000", "00000000000000004096"]);
+  assert.equal(disk.durableBytes("/s/commitlog/00000000000000004096")!.length, 4096);
+  for (let i = 1; i < 4; i++) log.append(prepareRecord(message(1000), 1 << 20), i, 5);
+  log.writePending();
+  assert.equal(log.segments.length, 2);
+  const parsed = log.readRecord(4096, 1092);
+  assert.equal(parsed.kind, "record");
+  await log.close();
+});
+
+Deno.test("CommitLog abandons an unfinished preparation instead of writing where zeros may land", async () => {
+  const disk = new SimDisk();
+  disk.mkdirp("/s/commitlog");
+  const log = new CommitLog({ files: disk, dir: "/s/commitlog", segmentBytes: 4096, writeBatchBytesMax: 1 << 20, zeroFill: true });
+  log.load();
+  // Roll twice in one tick: the preparation of segment 4096 cannot have finished.
+  for (let i = 0; i < 4; i++) log.append(prepareRecord(message(1000), 1 << 20), i, 5);
+  log.writePending();
+  await log.close();
+  assert.ok(!disk.list("/s/commitlog").some((n) => n.endsWith(".prealloc")));
+  const again = new CommitLog({ files: disk, dir: "/s/commitlog", segmentBytes: 4096, writeBatchBytesMax: 1 << 20, zeroFill: false });
+  again.load();
+  again.setEnd(4096 + 1092);
+  const parsed = again.readRecord(4096, 1092);
+  assert.equal(parsed.kind, "record");
+  await again.close();
+});

@@ -5,9 +5,6 @@ import type { FileHandle, FilePort } from "../file_port.ts";
 import { joinPath } from "../file_port.ts";
 
 export const SEGMENT_NAME_DIGITS = 20;
-/** Zero-fill chunk: small enough that one write never stalls the event loop for long. */
-const ZERO_FILL_CHUNK_BYTES = 4 * 1024 * 1024;
-
 export function segmentName(startOffset: number): string {
   return String(startOffset).padStart(SEGMENT_NAME_DIGITS, "0");
 }
@@ -19,9 +16,6 @@ export function parseSegmentName(name: string): number | undefined {
 export class Segment {
   /** Resolves once the file's name is durable (its folder fsynced after creation). */
   nameDurable: Promise<void> = Promise.resolve();
-  #zeroFillCancelled = false;
-  #zeroFill: Promise<void> = Promise.resolve();
-
   constructor(
     readonly startOffset: number,
     readonly sizeBytes: number,
@@ -48,33 +42,7 @@ export class Segment {
     return segment;
   }
 
-  /**
-   * Writes real zeros over the file in small chunks, yielding between them, then syncs:
-   * fdatasync on pre-written blocks skips ext4 metadata commits. Cancelled the moment
-   * the segment is needed for data, so it never overwrites a record.
-   */
-  startZeroFill(): void {
-    const zeros = new Uint8Array(Math.min(ZERO_FILL_CHUNK_BYTES, this.sizeBytes));
-    this.#zeroFill = (async () => {
-      for (let at = 0; at < this.sizeBytes; at += zeros.length) {
-        await new Promise((resolve) => setTimeout(resolve, 0));
-        if (this.#zeroFillCancelled) return;
-        this.file.writeAt(zeros.subarray(0, Math.min(zeros.length, this.sizeBytes - at)), at);
-      }
-      if (!this.#zeroFillCancelled) await this.file.datasync();
-    })().catch(() => {
-      // A failed zero-fill only costs speed; the data path syncs and checks on its own.
-    });
-  }
-
-  /** Stops a zero-fill before the first record goes in. */
-  claim(): Promise<void> {
-    this.#zeroFillCancelled = true;
-    return this.#zeroFill;
-  }
-
   close(): void {
-    this.#zeroFillCancelled = true;
     this.file.close();
   }
 }
