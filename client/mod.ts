@@ -63,22 +63,35 @@ export class MqClient implements BrokerClient {
   async produceBatch(topic: string, messages: Produce[]): Promise<BatchItemResult[]> {
     const items = messages.map((m) => {
       const { body, ...rest } = m;
-      return typeof body === "string" ? { ...rest, body } : { ...rest, body: base64(body), bodyEncoding: "base64" };
+      return typeof body === "string"
+        ? { ...rest, body }
+        : { ...rest, body: base64(body), bodyEncoding: "base64" };
     });
-    const res = await this.#request<{ results: BatchItemResult[] }>("POST", `/v1/topics/${enc_(topic)}/messages/batch`, {
-      json: { messages: items },
-      okStatuses: [200, 400],
-    });
+    const res = await this.#request<{ results: BatchItemResult[] }>(
+      "POST",
+      `/v1/topics/${enc_(topic)}/messages/batch`,
+      {
+        json: { messages: items },
+        okStatuses: [200, 400],
+      },
+    );
     return res.results;
   }
 
-  pull(topic: string, queueId: number, request: PullRequest, signal?: AbortSignal): Promise<PullResult> {
+  pull(
+    topic: string,
+    queueId: number,
+    request: PullRequest,
+    signal?: AbortSignal,
+  ): Promise<PullResult> {
     const q = new URLSearchParams({ offset: String(request.offset) });
     if (request.max !== undefined) q.set("max", String(request.max));
     if (request.waitMs !== undefined) q.set("waitMs", String(request.waitMs));
     if (request.tags !== undefined) q.set("tags", request.tags);
     if (request.group !== undefined) q.set("group", request.group);
-    return this.#request("GET", `/v1/topics/${enc_(topic)}/queues/${queueId}/messages?${q}`, { signal });
+    return this.#request("GET", `/v1/topics/${enc_(topic)}/queues/${queueId}/messages?${q}`, {
+      signal,
+    });
   }
 
   upsertTopic(name: string, update: TopicUpsert): Promise<TopicConfig> {
@@ -96,8 +109,15 @@ export class MqClient implements BrokerClient {
   async upsertGroup(group: string): Promise<void> {
     await this.#request("PUT", `/v1/groups/${enc_(group)}`, { json: {} });
   }
-  commitOffset(group: string, topic: string, queueId: number, offset: number): Promise<QueueOffsetInfo> {
-    return this.#request("PUT", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}/${queueId}`, { json: { offset } });
+  commitOffset(
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+  ): Promise<QueueOffsetInfo> {
+    return this.#request("PUT", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}/${queueId}`, {
+      json: { offset },
+    });
   }
   getOffsets(group: string, topic: string): Promise<GroupOffsets> {
     return this.#request("GET", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}`);
@@ -106,7 +126,9 @@ export class MqClient implements BrokerClient {
     return this.#request("GET", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}/${queueId}`);
   }
   resetOffsetsByTime(group: string, topic: string, timestamp: number): Promise<GroupOffsets> {
-    return this.#request("PUT", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}`, { json: { timestamp } });
+    return this.#request("PUT", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}`, {
+      json: { timestamp },
+    });
   }
   getMessageById(messageId: string, topic?: string): Promise<WireMessage> {
     const q = topic ? `?topic=${enc_(topic)}` : "";
@@ -118,7 +140,10 @@ export class MqClient implements BrokerClient {
     if (query.beginTimestamp !== undefined) q.set("begin", String(query.beginTimestamp));
     if (query.endTimestamp !== undefined) q.set("end", String(query.endTimestamp));
     if (query.maxNum !== undefined) q.set("max", String(query.maxNum));
-    return (await this.#request<{ messages: WireMessage[] }>("GET", `/v1/topics/${enc_(topic)}/messages?${q}`)).messages;
+    return (await this.#request<{ messages: WireMessage[] }>(
+      "GET",
+      `/v1/topics/${enc_(topic)}/messages?${q}`,
+    )).messages;
   }
   health(): Promise<HealthInfo> {
     return this.#request("GET", "/healthz");
@@ -127,7 +152,13 @@ export class MqClient implements BrokerClient {
   async #request<T>(
     method: string,
     path: string,
-    options: { headers?: Record<string, string>; body?: Uint8Array; json?: unknown; signal?: AbortSignal; okStatuses?: number[] } = {},
+    options: {
+      headers?: Record<string, string>;
+      body?: Uint8Array;
+      json?: unknown;
+      signal?: AbortSignal;
+      okStatuses?: number[];
+    } = {},
   ): Promise<T> {
     const headers: Record<string, string> = { ...options.headers };
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
@@ -138,10 +169,20 @@ export class MqClient implements BrokerClient {
     }
     let res: Response;
     try {
-      res = await this.#fetch(`${this.#base}${path}`, { method, headers, body, signal: options.signal });
+      res = await this.#fetch(`${this.#base}${path}`, {
+        method,
+        headers,
+        body,
+        signal: options.signal,
+      });
     } catch (err) {
       if (options.signal?.aborted) throw err;
-      throw new BrokerError("BROKER_UNAVAILABLE", `Cannot reach ${this.#base}: ${(err as Error).message}`, {}, { cause: err });
+      throw new BrokerError(
+        "BROKER_UNAVAILABLE",
+        `Cannot reach ${this.#base}: ${(err as Error).message}`,
+        {},
+        { cause: err },
+      );
     }
     if (res.status === 204) return undefined as T;
     const text = await res.text();
@@ -150,7 +191,10 @@ export class MqClient implements BrokerClient {
     try {
       value = text ? JSON.parse(text) : undefined;
     } catch {
-      throw new BrokerError(res.status >= 500 ? "BROKER_UNAVAILABLE" : "BAD_REQUEST", `Broker answered ${res.status} with a body that is not JSON`);
+      throw new BrokerError(
+        res.status >= 500 ? "BROKER_UNAVAILABLE" : "BAD_REQUEST",
+        `Broker answered ${res.status} with a body that is not JSON`,
+      );
     }
     if (!ok) throw BrokerError.fromProblem((value ?? {}) as Record<string, unknown>, res.status);
     return value as T;
@@ -168,7 +212,9 @@ export function messageBody(message: WireMessage): Uint8Array {
 
 function base64(bytes: Uint8Array): string {
   let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
   return btoa(s);
 }
 

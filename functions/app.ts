@@ -4,8 +4,19 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { BrokerError } from "../runtime/protocol/errors.ts";
-import { checkGroup, checkReadableTopic, checkUserTopic, parseNonNegativeInt } from "../runtime/protocol/names.ts";
-import type { ApiKeyConfig, BatchItemResult, BrokerClient, BrokerResolver, ProduceMessage } from "../runtime/protocol/types.ts";
+import {
+  checkGroup,
+  checkReadableTopic,
+  checkUserTopic,
+  parseNonNegativeInt,
+} from "../runtime/protocol/names.ts";
+import type {
+  ApiKeyConfig,
+  BatchItemResult,
+  BrokerClient,
+  BrokerResolver,
+  ProduceMessage,
+} from "../runtime/protocol/types.ts";
 import { Authenticator, type Principal, type Right } from "./auth.ts";
 import { readBody } from "./body.ts";
 import { batchEnvelope, messageFromHeaders, messageFromItem } from "./produce_input.ts";
@@ -27,7 +38,11 @@ export interface FunctionsOptions {
   broker: BrokerResolver;
   apiKeys: ApiKeyConfig[];
   limits: FunctionsLimits;
-  log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+  log: (
+    level: "debug" | "info" | "warn" | "error",
+    msg: string,
+    fields?: Record<string, unknown>,
+  ) => void;
   /** Prometheus text, when the broker is in this process. */
   metrics?: () => string;
 }
@@ -36,7 +51,9 @@ type Env = { Variables: { principal: Principal } };
 
 export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   const auth = await Authenticator.create(options.apiKeys);
-  if (auth.open) options.log("warn", "no API keys configured: the HTTP API is open to anyone who can reach it");
+  if (auth.open) {
+    options.log("warn", "no API keys configured: the HTTP API is open to anyone who can reach it");
+  }
   const { limits } = options;
   const app = new Hono<Env>();
 
@@ -45,21 +62,36 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     try {
       return await f(broker);
     } catch (err) {
-      if (!(err instanceof BrokerError) || err.code === "BROKER_UNAVAILABLE" || err.code === "NOT_LEADER") {
+      if (
+        !(err instanceof BrokerError) || err.code === "BROKER_UNAVAILABLE" ||
+        err.code === "NOT_LEADER"
+      ) {
         options.broker.failed(broker, err);
       }
       throw err;
     }
   };
-  const allow = (c: Context<Env>, right: Right, resources: { topic?: string; group?: string } = {}) =>
-    auth.authorize(c.get("principal"), right, resources);
+  const allow = (
+    c: Context<Env>,
+    right: Right,
+    resources: { topic?: string; group?: string } = {},
+  ) => auth.authorize(c.get("principal"), right, resources);
 
   app.onError((err, c) => problem(c, err, options.log));
-  app.notFound((c) => problem(c, new BrokerError("ROUTE_NOT_FOUND", `No route ${c.req.method} ${new URL(c.req.url).pathname}`), options.log));
+  app.notFound((c) =>
+    problem(
+      c,
+      new BrokerError("ROUTE_NOT_FOUND", `No route ${c.req.method} ${new URL(c.req.url).pathname}`),
+      options.log,
+    )
+  );
 
   app.get("/healthz", async (c) => c.json(await call((b) => b.health())));
   app.get("/openapi.json", (c) => c.json(openApiDocument()));
-  app.get("/metrics", (c) => c.text(options.metrics?.() ?? "", 200, { "content-type": "text/plain; version=0.0.4" }));
+  app.get(
+    "/metrics",
+    (c) => c.text(options.metrics?.() ?? "", 200, { "content-type": "text/plain; version=0.0.4" }),
+  );
 
   app.use("/v1/*", async (c, next) => {
     c.set("principal", await auth.authenticate(c.req.header("authorization")));
@@ -71,10 +103,18 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     allow(c, "publish", { topic });
     const body = await readBody(c.req.raw, limits.batchBodyBytesMax, limits.bodyReadTimeoutMs);
     const envelope = batchEnvelope.safeParse(parseJson(body));
-    if (!envelope.success) throw new BrokerError("INVALID_PARAMETER", "Cannot read batch: expected {messages: [...]} and nothing else");
+    if (!envelope.success) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "Cannot read batch: expected {messages: [...]} and nothing else",
+      );
+    }
     const items = envelope.data.messages;
     if (items.length === 0 || items.length > limits.batchItemsMax) {
-      throw new BrokerError("TOO_MANY_ITEMS", `Cannot take ${items.length} messages in one batch: 1-${limits.batchItemsMax} (batchItemsMax)`);
+      throw new BrokerError(
+        "TOO_MANY_ITEMS",
+        `Cannot take ${items.length} messages in one batch: 1-${limits.batchItemsMax} (batchItemsMax)`,
+      );
     }
     const results: BatchItemResult[] = new Array(items.length);
     const good: ProduceMessage[] = [];
@@ -83,7 +123,10 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
       try {
         const m = messageFromItem(item, limits);
         if (m.body.length > limits.maxMessageSize) {
-          throw new BrokerError("MESSAGE_TOO_LARGE", `Cannot append message as body exceeds maxMessageSize: ${m.body.length} > ${limits.maxMessageSize} bytes`);
+          throw new BrokerError(
+            "MESSAGE_TOO_LARGE",
+            `Cannot append message as body exceeds maxMessageSize: ${m.body.length} > ${limits.maxMessageSize} bytes`,
+          );
         }
         good.push(m);
         goodIndex.push(index);
@@ -96,7 +139,10 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
       stored.forEach((r, i) => results[goodIndex[i]] = r.ok ? r : { ...r, index: goodIndex[i] });
     }
     const failed = results.filter((r) => !r.ok).length;
-    return c.json({ results, succeeded: results.length - failed, failed }, failed === results.length ? 400 : 200);
+    return c.json(
+      { results, succeeded: results.length - failed, failed },
+      failed === results.length ? 400 : 200,
+    );
   });
 
   app.post("/v1/topics/:topic/messages", async (c) => {
@@ -105,7 +151,11 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     const body = await readBody(c.req.raw, limits.maxMessageSize, limits.bodyReadTimeoutMs);
     const message = messageFromHeaders(c.req.raw.headers, body, limits);
     const result = await call((b) => b.produce(topic, message));
-    return c.json(result, result.idempotentReplay ? 200 : 201, result.idempotentReplay ? { "idempotent-replayed": "true" } : {});
+    return c.json(
+      result,
+      result.idempotentReplay ? 200 : 201,
+      result.idempotentReplay ? { "idempotent-replayed": "true" } : {},
+    );
   });
 
   app.get("/v1/topics/:topic/queues/:queueId/messages", async (c) => {
@@ -115,12 +165,24 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     if (group !== undefined) checkGroup(group);
     allow(c, "subscribe", { topic, group });
     const offset = parseNonNegativeInt("offset", c.req.query("offset"));
-    if (offset === undefined) throw new BrokerError("INVALID_PARAMETER", "Cannot pull without offset (use GET /v1/groups/{group}/offsets/{topic} to find one)");
+    if (offset === undefined) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "Cannot pull without offset (use GET /v1/groups/{group}/offsets/{topic} to find one)",
+      );
+    }
     const max = parseNonNegativeInt("max", c.req.query("max"), limits.pullMsgNumsMax);
-    if (max === 0) throw new BrokerError("INVALID_PARAMETER", `Cannot pull max=0: use 1-${limits.pullMsgNumsMax}`);
+    if (max === 0) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot pull max=0: use 1-${limits.pullMsgNumsMax}`,
+      );
+    }
     const waitMs = parseNonNegativeInt("waitMs", c.req.query("waitMs"), limits.pullWaitMsMax);
     const tags = c.req.query("tags");
-    const result = await call((b) => b.pull(topic, queueId, { offset, max, waitMs, tags, group }, c.req.raw.signal));
+    const result = await call((b) =>
+      b.pull(topic, queueId, { offset, max, waitMs, tags, group }, c.req.raw.signal)
+    );
     return c.json(result);
   });
 
@@ -134,7 +196,9 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     if (key === undefined && beginTimestamp === undefined) {
       throw new BrokerError("INVALID_PARAMETER", "Cannot search without key or begin (epoch ms)");
     }
-    const messages = await call((b) => b.findMessages(topic, { key, beginTimestamp, endTimestamp, maxNum }));
+    const messages = await call((b) =>
+      b.findMessages(topic, { key, beginTimestamp, endTimestamp, maxNum })
+    );
     return c.json({ messages });
   });
 
@@ -161,7 +225,9 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     const allowed = new Set(["readQueueNums", "writeQueueNums", "perm", "order"]);
     for (const [k, v] of Object.entries(body)) {
       if (!allowed.has(k)) throw new BrokerError("INVALID_PARAMETER", `Unknown topic setting ${k}`);
-      if (k === "order" ? typeof v !== "boolean" : !Number.isInteger(v)) throw new BrokerError("INVALID_PARAMETER", `Topic setting ${k} has the wrong type`);
+      if (k === "order" ? typeof v !== "boolean" : !Number.isInteger(v)) {
+        throw new BrokerError("INVALID_PARAMETER", `Topic setting ${k} has the wrong type`);
+      }
     }
     return c.json(await call((b) => b.upsertTopic(topic, body)));
   });
@@ -179,32 +245,56 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     return c.json({ group });
   });
   app.get("/v1/groups/:group/offsets/:topic", async (c) => {
-    const [group, topic] = [checkGroup(c.req.param("group")), checkReadableTopic(c.req.param("topic"))];
+    const [group, topic] = [
+      checkGroup(c.req.param("group")),
+      checkReadableTopic(c.req.param("topic")),
+    ];
     allow(c, "subscribe", { topic, group });
     return c.json(await call((b) => b.getOffsets(group, topic)));
   });
   app.put("/v1/groups/:group/offsets/:topic", async (c) => {
-    const [group, topic] = [checkGroup(c.req.param("group")), checkReadableTopic(c.req.param("topic"))];
+    const [group, topic] = [
+      checkGroup(c.req.param("group")),
+      checkReadableTopic(c.req.param("topic")),
+    ];
     allow(c, "subscribe", { topic, group });
     const body = await jsonBody(c, limits) as { timestamp?: unknown };
-    if (!Number.isSafeInteger(body.timestamp) || (body.timestamp as number) < 0 || Object.keys(body).length !== 1) {
-      throw new BrokerError("INVALID_PARAMETER", "Cannot reset offsets: send {\"timestamp\": <epoch ms>}");
+    if (
+      !Number.isSafeInteger(body.timestamp) || (body.timestamp as number) < 0 ||
+      Object.keys(body).length !== 1
+    ) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        'Cannot reset offsets: send {"timestamp": <epoch ms>}',
+      );
     }
     return c.json(await call((b) => b.resetOffsetsByTime(group, topic, body.timestamp as number)));
   });
   app.get("/v1/groups/:group/offsets/:topic/:queueId", async (c) => {
-    const [group, topic] = [checkGroup(c.req.param("group")), checkReadableTopic(c.req.param("topic"))];
+    const [group, topic] = [
+      checkGroup(c.req.param("group")),
+      checkReadableTopic(c.req.param("topic")),
+    ];
     allow(c, "subscribe", { topic, group });
     const queueId = parseNonNegativeInt("queueId", c.req.param("queueId"), 65535)!;
     return c.json(await call((b) => b.getOffset(group, topic, queueId)));
   });
   app.put("/v1/groups/:group/offsets/:topic/:queueId", async (c) => {
-    const [group, topic] = [checkGroup(c.req.param("group")), checkReadableTopic(c.req.param("topic"))];
+    const [group, topic] = [
+      checkGroup(c.req.param("group")),
+      checkReadableTopic(c.req.param("topic")),
+    ];
     allow(c, "subscribe", { topic, group });
     const queueId = parseNonNegativeInt("queueId", c.req.param("queueId"), 65535)!;
     const body = await jsonBody(c, limits) as { offset?: unknown };
-    if (!Number.isSafeInteger(body.offset) || (body.offset as number) < 0 || Object.keys(body).length !== 1) {
-      throw new BrokerError("INVALID_PARAMETER", "Cannot commit offset: send {\"offset\": <non-negative integer>}");
+    if (
+      !Number.isSafeInteger(body.offset) || (body.offset as number) < 0 ||
+      Object.keys(body).length !== 1
+    ) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        'Cannot commit offset: send {"offset": <non-negative integer>}',
+      );
     }
     return c.json(await call((b) => b.commitOffset(group, topic, queueId, body.offset as number)));
   });
@@ -216,7 +306,9 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
 const ADMIN_BODY_BYTES_MAX = 64 * 1024;
 
 async function jsonBody(c: Context<Env>, limits: FunctionsLimits): Promise<unknown> {
-  const value = parseJson(await readBody(c.req.raw, ADMIN_BODY_BYTES_MAX, limits.bodyReadTimeoutMs));
+  const value = parseJson(
+    await readBody(c.req.raw, ADMIN_BODY_BYTES_MAX, limits.bodyReadTimeoutMs),
+  );
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new BrokerError("INVALID_JSON", "Cannot read body: expected a JSON object");
   }
@@ -233,15 +325,25 @@ function parseJson(bytes: Uint8Array): unknown {
 
 function itemError(index: number, err: unknown): BatchItemResult {
   const e = err instanceof BrokerError ? err : new BrokerError("INTERNAL", "Internal error");
-  return { ok: false, index, error: { type: e.type, status: e.status, detail: e.message, code: e.code } };
+  return {
+    ok: false,
+    index,
+    error: { type: e.type, status: e.status, detail: e.message, code: e.code },
+  };
 }
 
 function problem(c: Context, err: unknown, log: FunctionsOptions["log"]) {
   let e: BrokerError;
   if (err instanceof BrokerError) e = err;
   else {
-    log("error", "unhandled error in a request", { err: String(err), stack: (err as Error)?.stack, path: c.req.path });
+    log("error", "unhandled error in a request", {
+      err: String(err),
+      stack: (err as Error)?.stack,
+      path: c.req.path,
+    });
     e = new BrokerError("INTERNAL", "Internal error; the broker log has the details");
   }
-  return c.body(JSON.stringify(e.toProblem()), e.status as 400, { "content-type": "application/problem+json" });
+  return c.body(JSON.stringify(e.toProblem()), e.status as 400, {
+    "content-type": "application/problem+json",
+  });
 }

@@ -18,21 +18,39 @@ const limits = {
 function fakeBroker(overrides: Partial<BrokerClient> = {}): BrokerClient {
   const fail = () => Promise.reject(new Error("not in this test"));
   // "then" stays undefined: the proxy must not look like a promise.
-  return new Proxy(overrides, { get: (t, k) => k === "then" ? undefined : (t as Record<string, unknown>)[k as string] ?? fail }) as BrokerClient;
+  return new Proxy(overrides, {
+    get: (t, k) => k === "then" ? undefined : (t as Record<string, unknown>)[k as string] ?? fail,
+  }) as BrokerClient;
 }
 
-async function app(broker: BrokerClient, apiKeys = [] as { key: string; name: string; publish?: string[]; admin?: boolean }[]) {
-  return await createApp({ broker: { get: () => Promise.resolve(broker), failed: () => {} }, apiKeys, limits, log: () => {} });
+async function app(
+  broker: BrokerClient,
+  apiKeys = [] as { key: string; name: string; publish?: string[]; admin?: boolean }[],
+) {
+  return await createApp({
+    broker: { get: () => Promise.resolve(broker), failed: () => {} },
+    apiKeys,
+    limits,
+    log: () => {},
+  });
 }
 
 Deno.test("openapi.json lists exactly the routes the app has", async () => {
   const a = await app(fakeBroker());
   const routes = new Set(
-    a.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`),
+    a.routes.filter((r) => r.method !== "ALL").map((r) =>
+      `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`
+    ),
   );
   const documented = new Set<string>();
-  for (const [path, item] of Object.entries(openApiDocument().paths as Record<string, Record<string, unknown>>)) {
-    for (const method of Object.keys(item)) if (method !== "parameters") documented.add(`${method.toUpperCase()} ${path}`);
+  for (
+    const [path, item] of Object.entries(
+      openApiDocument().paths as Record<string, Record<string, unknown>>,
+    )
+  ) {
+    for (const method of Object.keys(item)) {
+      if (method !== "parameters") documented.add(`${method.toUpperCase()} ${path}`);
+    }
   }
   assert.deepEqual([...documented].sort(), [...routes].sort());
   const res = await a.request("/openapi.json");
@@ -44,13 +62,28 @@ Deno.test("produce passes headers to the broker as a ProduceMessage", async () =
   const a = await app(fakeBroker({
     produce: (topic, m) => {
       seen = { topic, ...m, body: new TextDecoder().decode(m.body) };
-      return Promise.resolve({ messageId: "X", topic, queueId: 0, queueOffset: 0, commitLogOffset: 0, storeTimestamp: 1, durability: "WRITTEN" });
+      return Promise.resolve({
+        messageId: "X",
+        topic,
+        queueId: 0,
+        queueOffset: 0,
+        commitLogOffset: 0,
+        storeTimestamp: 1,
+        durability: "WRITTEN",
+      });
     },
   }));
   const res = await a.request("/v1/topics/T/messages", {
     method: "POST",
     body: "hello",
-    headers: { "mq-tag": "A", "mq-keys": "k1  k2", "mq-sharding-key": "s", "mq-prop-color": "red", "content-type": "text/plain", "idempotency-key": "i1" },
+    headers: {
+      "mq-tag": "A",
+      "mq-keys": "k1  k2",
+      "mq-sharding-key": "s",
+      "mq-prop-color": "red",
+      "content-type": "text/plain",
+      "idempotency-key": "i1",
+    },
   });
   assert.equal(res.status, 201);
   assert.deepEqual(seen, {
@@ -66,15 +99,27 @@ Deno.test("produce passes headers to the broker as a ProduceMessage", async () =
 });
 
 Deno.test("a broker refusal is rendered as problem+json with its stable type", async () => {
-  const a = await app(fakeBroker({ getTopic: () => Promise.reject(new BrokerError("TOPIC_NOT_FOUND", "No topic Q")) }));
+  const a = await app(
+    fakeBroker({
+      getTopic: () => Promise.reject(new BrokerError("TOPIC_NOT_FOUND", "No topic Q")),
+    }),
+  );
   const res = await a.request("/v1/topics/Q");
   assert.equal(res.status, 404);
   assert.equal(res.headers.get("content-type"), "application/problem+json");
-  assert.deepEqual(await res.json(), { type: "/problems/topic-not-found", title: "No such topic", status: 404, detail: "No topic Q", code: "TOPIC_NOT_FOUND" });
+  assert.deepEqual(await res.json(), {
+    type: "/problems/topic-not-found",
+    title: "No such topic",
+    status: 404,
+    detail: "No topic Q",
+    code: "TOPIC_NOT_FOUND",
+  });
 });
 
 Deno.test("an unexpected error is a 500 that leaks nothing", async () => {
-  const a = await app(fakeBroker({ listTopics: () => Promise.reject(new Error("secret path /etc/x")) }));
+  const a = await app(
+    fakeBroker({ listTopics: () => Promise.reject(new Error("secret path /etc/x")) }),
+  );
   const res = await a.request("/v1/topics");
   assert.equal(res.status, 500);
   const body = await res.text();
@@ -83,9 +128,26 @@ Deno.test("an unexpected error is a 500 that leaks nothing", async () => {
 });
 
 Deno.test("publish rights are per topic pattern", async () => {
-  const ok = { messageId: "X", topic: "orders-eu", queueId: 0, queueOffset: 0, commitLogOffset: 0, storeTimestamp: 1, durability: "WRITTEN" as const };
-  const a = await app(fakeBroker({ produce: () => Promise.resolve(ok) }), [{ key: "k".repeat(20), name: "shop", publish: ["orders-*"] }]);
-  const send = (topic: string) => a.request(`/v1/topics/${topic}/messages`, { method: "POST", body: "x", headers: { authorization: `Bearer ${"k".repeat(20)}` } });
+  const ok = {
+    messageId: "X",
+    topic: "orders-eu",
+    queueId: 0,
+    queueOffset: 0,
+    commitLogOffset: 0,
+    storeTimestamp: 1,
+    durability: "WRITTEN" as const,
+  };
+  const a = await app(fakeBroker({ produce: () => Promise.resolve(ok) }), [{
+    key: "k".repeat(20),
+    name: "shop",
+    publish: ["orders-*"],
+  }]);
+  const send = (topic: string) =>
+    a.request(`/v1/topics/${topic}/messages`, {
+      method: "POST",
+      body: "x",
+      headers: { authorization: `Bearer ${"k".repeat(20)}` },
+    });
   assert.equal((await send("orders-eu")).status, 201);
   assert.equal((await send("payments")).status, 403);
 });

@@ -29,23 +29,39 @@ export class Authenticator {
   async authenticate(authorization: string | null | undefined): Promise<Principal> {
     if (this.open) return { name: "anonymous", key: undefined };
     const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(authorization ?? "");
-    if (!match) throw new BrokerError("UNAUTHORIZED", "Cannot authenticate: send Authorization: Bearer <api key>");
+    if (!match) {
+      throw new BrokerError(
+        "UNAUTHORIZED",
+        "Cannot authenticate: send Authorization: Bearer <api key>",
+      );
+    }
     const key = this.#byDigest.get(await digest(match[1]));
     if (!key) throw new BrokerError("UNAUTHORIZED", "Cannot authenticate: unknown API key");
     return { name: key.name, key };
   }
 
   /** Throws FORBIDDEN unless the principal holds `right` on every named resource. */
-  authorize(principal: Principal, right: Right, resources: { topic?: string; group?: string } = {}) {
+  authorize(
+    principal: Principal,
+    right: Right,
+    resources: { topic?: string; group?: string } = {},
+  ) {
     if (this.open) return;
     const key = principal.key!;
     if (key.admin) return;
     if (right === "any") return;
-    const patterns = right === "publish" ? key.publish : right === "subscribe" ? key.subscribe : undefined;
+    const patterns = right === "publish"
+      ? key.publish
+      : right === "subscribe"
+      ? key.subscribe
+      : undefined;
     const names = [resources.topic, resources.group].filter((x): x is string => x !== undefined);
     const ok = patterns !== undefined && names.every((n) => patterns.some((p) => matches(p, n)));
     if (!ok || right === "admin") {
-      throw new BrokerError("FORBIDDEN", `API key ${key.name} lacks ${right} on ${names.join(", ") || "this resource"}`);
+      throw new BrokerError(
+        "FORBIDDEN",
+        `API key ${key.name} lacks ${right} on ${names.join(", ") || "this resource"}`,
+      );
     }
   }
 }
@@ -57,6 +73,8 @@ function matches(pattern: string, name: string): boolean {
 }
 
 async function digest(text: string): Promise<string> {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  const bytes = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }

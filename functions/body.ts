@@ -4,12 +4,25 @@
 // body that does not arrive in time is refused with 408.
 import { BrokerError } from "../runtime/protocol/errors.ts";
 
-export async function readBody(request: Request, maxBytes: number, deadlineMs: number): Promise<Uint8Array> {
+export async function readBody(
+  request: Request,
+  maxBytes: number,
+  deadlineMs: number,
+): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null) {
-    if (!/^\d{1,15}$/.test(declared)) throw new BrokerError("INVALID_HEADER", `Cannot use Content-Length ${JSON.stringify(declared)}`);
+    if (!/^\d{1,15}$/.test(declared)) {
+      throw new BrokerError(
+        "INVALID_HEADER",
+        `Cannot use Content-Length ${JSON.stringify(declared)}`,
+      );
+    }
     if (Number(declared) > maxBytes) {
-      throw new BrokerError("PAYLOAD_TOO_LARGE", `Cannot accept a body of ${declared} bytes: the limit is ${maxBytes} bytes`, { limit: maxBytes });
+      throw new BrokerError(
+        "PAYLOAD_TOO_LARGE",
+        `Cannot accept a body of ${declared} bytes: the limit is ${maxBytes} bytes`,
+        { limit: maxBytes },
+      );
     }
   }
   if (!request.body) return new Uint8Array(0);
@@ -18,7 +31,16 @@ export async function readBody(request: Request, maxBytes: number, deadlineMs: n
   let total = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BrokerError("REQUEST_TIMEOUT", `Cannot wait longer than ${deadlineMs} ms for the request body (bodyReadTimeoutMs)`)), deadlineMs);
+    timer = setTimeout(
+      () =>
+        reject(
+          new BrokerError(
+            "REQUEST_TIMEOUT",
+            `Cannot wait longer than ${deadlineMs} ms for the request body (bodyReadTimeoutMs)`,
+          ),
+        ),
+      deadlineMs,
+    );
   });
   try {
     for (;;) {
@@ -26,7 +48,9 @@ export async function readBody(request: Request, maxBytes: number, deadlineMs: n
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) {
-        throw new BrokerError("PAYLOAD_TOO_LARGE", `Cannot accept a body over ${maxBytes} bytes`, { limit: maxBytes });
+        throw new BrokerError("PAYLOAD_TOO_LARGE", `Cannot accept a body over ${maxBytes} bytes`, {
+          limit: maxBytes,
+        });
       }
       chunks.push(value);
     }

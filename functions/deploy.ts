@@ -17,7 +17,9 @@ const kv = await Deno.openKv();
 const routeKv: RouteKv = {
   async list(prefix) {
     const out: { key: string[]; value: Uint8Array }[] = [];
-    for await (const e of kv.list({ prefix })) out.push({ key: e.key as string[], value: e.value as Uint8Array });
+    for await (const e of kv.list({ prefix })) {
+      out.push({ key: e.key as string[], value: e.value as Uint8Array });
+    }
     return out;
   },
   async set(key, value) {
@@ -28,11 +30,19 @@ const routeKv: RouteKv = {
   },
 };
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
-if (!Array.isArray(apiKeys) || apiKeys.length === 0) throw new Error("Set MQ_API_KEYS: the functions refuse to run open on Deploy");
-const log = (level: string, msg: string, fields?: Record<string, unknown>) => console.log(JSON.stringify({ level, msg, ...fields }));
+if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
+  throw new Error("Set MQ_API_KEYS: the functions refuse to run open on Deploy");
+}
+const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
+  console.log(JSON.stringify({ level, msg, ...fields }));
 const app = await createApp({
   broker: new KvRouteResolver(
-    { brokers: async () => (await readRoutes(routeKv, Date.now(), Number(env("MQ_ROUTE_EXPIRY_MS", "120000")))).map((r) => r.address) },
+    {
+      brokers: async () =>
+        (await readRoutes(routeKv, Date.now(), Number(env("MQ_ROUTE_EXPIRY_MS", "120000")))).map((
+          r,
+        ) => r.address),
+    },
     { token: env("MQ_BROKER_TOKEN") || undefined, cacheMs: 5000, nowMs: () => Date.now() },
   ),
   apiKeys,

@@ -1,24 +1,62 @@
 // OpenAPI 3.1 description of the public API, served at /openapi.json. A test checks its
 // paths and methods against the routes the Hono app really has.
 
-const problem = { description: "Refused: application/problem+json with a stable `type`", content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } };
-const json = (description: string, schema: Record<string, unknown> = { type: "object" }) => ({ description, content: { "application/json": { schema } } });
-const topic = { name: "topic", in: "path", required: true, schema: { type: "string", pattern: "^[%|a-zA-Z0-9_-]{1,127}$" } };
-const group = { name: "group", in: "path", required: true, schema: { type: "string", pattern: "^[|a-zA-Z0-9_-]{1,120}$" } };
-const queueId = { name: "queueId", in: "path", required: true, schema: { type: "integer", minimum: 0 } };
-const errors = { "400": problem, "401": problem, "403": problem, "404": problem, "413": problem, "503": problem };
+const problem = {
+  description: "Refused: application/problem+json with a stable `type`",
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+};
+const json = (description: string, schema: Record<string, unknown> = { type: "object" }) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+const topic = {
+  name: "topic",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^[%|a-zA-Z0-9_-]{1,127}$" },
+};
+const group = {
+  name: "group",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^[|a-zA-Z0-9_-]{1,120}$" },
+};
+const queueId = {
+  name: "queueId",
+  in: "path",
+  required: true,
+  schema: { type: "integer", minimum: 0 },
+};
+const errors = {
+  "400": problem,
+  "401": problem,
+  "403": problem,
+  "404": problem,
+  "413": problem,
+  "503": problem,
+};
 
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: "3.1.0",
-    info: { title: "edgemq", version: "0.1.0", description: "A RocketMQ-grade message broker for Deno and Bun, made for the edge." },
+    info: {
+      title: "edgemq",
+      version: "0.1.0",
+      description: "A RocketMQ-grade message broker for Deno and Bun, made for the edge.",
+    },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
       schemas: {
         Problem: {
           type: "object",
           required: ["type", "title", "status", "detail", "code"],
-          properties: { type: { type: "string" }, title: { type: "string" }, status: { type: "integer" }, detail: { type: "string" }, code: { type: "string" } },
+          properties: {
+            type: { type: "string" },
+            title: { type: "string" },
+            status: { type: "integer" },
+            detail: { type: "string" },
+            code: { type: "string" },
+          },
         },
         ProduceResult: {
           type: "object",
@@ -59,56 +97,151 @@ export function openApiDocument(): Record<string, unknown> {
     },
     security: [{ bearer: [] }],
     paths: {
-      "/healthz": { get: { summary: "Health", security: [], responses: { "200": json("Broker health") } } },
-      "/openapi.json": { get: { summary: "This document", security: [], responses: { "200": json("OpenAPI 3.1") } } },
-      "/metrics": { get: { summary: "Prometheus metrics", security: [], responses: { "200": { description: "text/plain exposition" } } } },
-      "/v1/topics": { get: { summary: "List topics", responses: { "200": json("Topics"), ...errors } } },
+      "/healthz": {
+        get: { summary: "Health", security: [], responses: { "200": json("Broker health") } },
+      },
+      "/openapi.json": {
+        get: { summary: "This document", security: [], responses: { "200": json("OpenAPI 3.1") } },
+      },
+      "/metrics": {
+        get: {
+          summary: "Prometheus metrics",
+          security: [],
+          responses: { "200": { description: "text/plain exposition" } },
+        },
+      },
+      "/v1/topics": {
+        get: { summary: "List topics", responses: { "200": json("Topics"), ...errors } },
+      },
       "/v1/topics/{topic}": {
         parameters: [topic],
         get: { summary: "Get a topic", responses: { "200": json("Topic"), ...errors } },
-        put: { summary: "Create or update a topic", requestBody: { content: { "application/json": { schema: { type: "object", properties: { readQueueNums: { type: "integer" }, writeQueueNums: { type: "integer" }, perm: { type: "integer", minimum: 0, maximum: 7 }, order: { type: "boolean" } } } } } }, responses: { "200": json("Topic"), ...errors } },
-        delete: { summary: "Delete a topic", responses: { "204": { description: "Deleted" }, ...errors } },
+        put: {
+          summary: "Create or update a topic",
+          requestBody: {
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  properties: {
+                    readQueueNums: { type: "integer" },
+                    writeQueueNums: { type: "integer" },
+                    perm: { type: "integer", minimum: 0, maximum: 7 },
+                    order: { type: "boolean" },
+                  },
+                },
+              },
+            },
+          },
+          responses: { "200": json("Topic"), ...errors },
+        },
+        delete: {
+          summary: "Delete a topic",
+          responses: { "204": { description: "Deleted" }, ...errors },
+        },
       },
       "/v1/topics/{topic}/messages": {
         parameters: [topic],
         post: {
           summary: "Produce one message: the raw body is the message body",
-          parameters: ["Mq-Tag", "Mq-Keys", "Mq-Sharding-Key", "Mq-Queue-Id", "Mq-Delay-Ms", "Mq-Deliver-At", "Idempotency-Key"].map((name) => ({ name, in: "header", schema: { type: "string" } })),
+          parameters: [
+            "Mq-Tag",
+            "Mq-Keys",
+            "Mq-Sharding-Key",
+            "Mq-Queue-Id",
+            "Mq-Delay-Ms",
+            "Mq-Deliver-At",
+            "Idempotency-Key",
+          ].map((name) => ({ name, in: "header", schema: { type: "string" } })),
           requestBody: { content: { "*/*": { schema: { type: "string", format: "binary" } } } },
-          responses: { "201": json("Stored", { $ref: "#/components/schemas/ProduceResult" }), "200": json("Idempotent replay"), ...errors },
+          responses: {
+            "201": json("Stored", { $ref: "#/components/schemas/ProduceResult" }),
+            "200": json("Idempotent replay"),
+            ...errors,
+          },
         },
         get: {
           summary: "Find messages by key or time range",
-          parameters: ["key", "begin", "end", "max"].map((name) => ({ name, in: "query", schema: { type: "string" } })),
+          parameters: ["key", "begin", "end", "max"].map((name) => ({
+            name,
+            in: "query",
+            schema: { type: "string" },
+          })),
           responses: { "200": json("Messages"), ...errors },
         },
       },
       "/v1/topics/{topic}/messages/batch": {
         parameters: [topic],
-        post: { summary: "Produce many messages; each item succeeds or fails alone", requestBody: { content: { "application/json": { schema: { type: "object", required: ["messages"] } } } }, responses: { "200": json("Per-item results"), ...errors } },
+        post: {
+          summary: "Produce many messages; each item succeeds or fails alone",
+          requestBody: {
+            content: { "application/json": { schema: { type: "object", required: ["messages"] } } },
+          },
+          responses: { "200": json("Per-item results"), ...errors },
+        },
       },
       "/v1/topics/{topic}/queues/{queueId}/messages": {
         parameters: [topic, queueId],
         get: {
           summary: "Pull by offset with long polling",
-          parameters: ["offset", "max", "waitMs", "tags", "group"].map((name) => ({ name, in: "query", required: name === "offset", schema: { type: "string" } })),
-          responses: { "200": json("Messages", { $ref: "#/components/schemas/PullResult" }), "416": problem, ...errors },
+          parameters: ["offset", "max", "waitMs", "tags", "group"].map((name) => ({
+            name,
+            in: "query",
+            required: name === "offset",
+            schema: { type: "string" },
+          })),
+          responses: {
+            "200": json("Messages", { $ref: "#/components/schemas/PullResult" }),
+            "416": problem,
+            ...errors,
+          },
         },
       },
       "/v1/messages/{messageId}": {
-        parameters: [{ name: "messageId", in: "path", required: true, schema: { type: "string", pattern: "^[0-9A-F]{32}$" } }],
-        get: { summary: "Find a message by unique id", responses: { "200": json("Message", { $ref: "#/components/schemas/Message" }), ...errors } },
+        parameters: [{
+          name: "messageId",
+          in: "path",
+          required: true,
+          schema: { type: "string", pattern: "^[0-9A-F]{32}$" },
+        }],
+        get: {
+          summary: "Find a message by unique id",
+          responses: {
+            "200": json("Message", { $ref: "#/components/schemas/Message" }),
+            ...errors,
+          },
+        },
       },
-      "/v1/groups/{group}": { parameters: [group], put: { summary: "Create a consumer group", responses: { "200": json("Group"), ...errors } } },
+      "/v1/groups/{group}": {
+        parameters: [group],
+        put: { summary: "Create a consumer group", responses: { "200": json("Group"), ...errors } },
+      },
       "/v1/groups/{group}/offsets/{topic}": {
         parameters: [group, topic],
-        get: { summary: "Offsets and lag per queue", responses: { "200": json("Offsets"), ...errors } },
-        put: { summary: "Reset offsets to a time", requestBody: { content: { "application/json": { schema: { type: "object", required: ["timestamp"] } } } }, responses: { "200": json("Offsets"), ...errors } },
+        get: {
+          summary: "Offsets and lag per queue",
+          responses: { "200": json("Offsets"), ...errors },
+        },
+        put: {
+          summary: "Reset offsets to a time",
+          requestBody: {
+            content: {
+              "application/json": { schema: { type: "object", required: ["timestamp"] } },
+            },
+          },
+          responses: { "200": json("Offsets"), ...errors },
+        },
       },
       "/v1/groups/{group}/offsets/{topic}/{queueId}": {
         parameters: [group, topic, queueId],
         get: { summary: "Offset of one queue", responses: { "200": json("Offset"), ...errors } },
-        put: { summary: "Commit an offset", requestBody: { content: { "application/json": { schema: { type: "object", required: ["offset"] } } } }, responses: { "200": json("Offset"), "416": problem, ...errors } },
+        put: {
+          summary: "Commit an offset",
+          requestBody: {
+            content: { "application/json": { schema: { type: "object", required: ["offset"] } } },
+          },
+          responses: { "200": json("Offset"), "416": problem, ...errors },
+        },
       },
     },
   };

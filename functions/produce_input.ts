@@ -19,17 +19,32 @@ export interface InputLimits {
 }
 
 export function checkTag(tag: string): string {
-  if (tag.length === 0 || tag.length > TAG_CHARS_MAX || !TEXT.test(tag) || tag.includes("||") || tag.trim() !== tag) {
-    throw new BrokerError("INVALID_HEADER", `Cannot use tag ${JSON.stringify(tag.slice(0, 200))}: 1-${TAG_CHARS_MAX} characters, no control characters, no "||", no outer spaces`);
+  if (
+    tag.length === 0 || tag.length > TAG_CHARS_MAX || !TEXT.test(tag) || tag.includes("||") ||
+    tag.trim() !== tag
+  ) {
+    throw new BrokerError(
+      "INVALID_HEADER",
+      `Cannot use tag ${
+        JSON.stringify(tag.slice(0, 200))
+      }: 1-${TAG_CHARS_MAX} characters, no control characters, no "||", no outer spaces`,
+    );
   }
   return tag;
 }
 
 export function checkKeys(keys: string[]): string[] {
-  if (keys.length > KEYS_MAX) throw new BrokerError("INVALID_HEADER", `Cannot use ${keys.length} keys: at most ${KEYS_MAX}`);
+  if (keys.length > KEYS_MAX) {
+    throw new BrokerError("INVALID_HEADER", `Cannot use ${keys.length} keys: at most ${KEYS_MAX}`);
+  }
   for (const k of keys) {
     if (k.length === 0 || k.length > KEY_CHARS_MAX || !VISIBLE.test(k)) {
-      throw new BrokerError("INVALID_HEADER", `Cannot use key ${JSON.stringify(k.slice(0, 200))}: 1-${KEY_CHARS_MAX} visible ASCII characters without spaces`);
+      throw new BrokerError(
+        "INVALID_HEADER",
+        `Cannot use key ${
+          JSON.stringify(k.slice(0, 200))
+        }: 1-${KEY_CHARS_MAX} visible ASCII characters without spaces`,
+      );
     }
   }
   return keys;
@@ -37,27 +52,44 @@ export function checkKeys(keys: string[]): string[] {
 
 function checkText(what: string, value: string, max: number): string {
   if (value.length === 0 || value.length > max || !TEXT.test(value)) {
-    throw new BrokerError("INVALID_HEADER", `Cannot use ${what} ${JSON.stringify(value.slice(0, 100))}: 1-${max} characters without control characters`);
+    throw new BrokerError(
+      "INVALID_HEADER",
+      `Cannot use ${what} ${
+        JSON.stringify(value.slice(0, 100))
+      }: 1-${max} characters without control characters`,
+    );
   }
   return value;
 }
 
 function checkIdempotencyKey(key: string, limits: InputLimits): string {
-  if (key.length === 0 || new TextEncoder().encode(key).length > limits.idempotencyKeyBytesMax || !VISIBLE.test(key)) {
-    throw new BrokerError("INVALID_HEADER", `Cannot use Idempotency-Key: 1-${limits.idempotencyKeyBytesMax} visible ASCII characters`);
+  if (
+    key.length === 0 || new TextEncoder().encode(key).length > limits.idempotencyKeyBytesMax ||
+    !VISIBLE.test(key)
+  ) {
+    throw new BrokerError(
+      "INVALID_HEADER",
+      `Cannot use Idempotency-Key: 1-${limits.idempotencyKeyBytesMax} visible ASCII characters`,
+    );
   }
   return key;
 }
 
 /** The message of a single produce: the raw body plus Mq-* headers. */
-export function messageFromHeaders(headers: Headers, body: Uint8Array, limits: InputLimits): ProduceMessage {
+export function messageFromHeaders(
+  headers: Headers,
+  body: Uint8Array,
+  limits: InputLimits,
+): ProduceMessage {
   const m: ProduceMessage = { body };
   const tag = headers.get("mq-tag");
   if (tag !== null) m.tag = checkTag(tag);
   const keys = headers.get("mq-keys");
   if (keys !== null) m.keys = checkKeys(keys.split(" ").filter((k) => k.length > 0));
   const sharding = headers.get("mq-sharding-key");
-  if (sharding !== null) m.shardingKey = checkText("Mq-Sharding-Key", sharding, SHARDING_KEY_CHARS_MAX);
+  if (sharding !== null) {
+    m.shardingKey = checkText("Mq-Sharding-Key", sharding, SHARDING_KEY_CHARS_MAX);
+  }
   const queueId = parseNonNegativeInt("Mq-Queue-Id", headers.get("mq-queue-id"), 65535);
   if (queueId !== undefined) m.queueId = queueId;
   const delay = parseNonNegativeInt("Mq-Delay-Ms", headers.get("mq-delay-ms"));
@@ -65,7 +97,9 @@ export function messageFromHeaders(headers: Headers, body: Uint8Array, limits: I
   const at = parseNonNegativeInt("Mq-Deliver-At", headers.get("mq-deliver-at"));
   if (at !== undefined) m.deliverAt = at;
   const contentType = headers.get("content-type");
-  if (contentType !== null) m.contentType = checkText("Content-Type", contentType, CONTENT_TYPE_CHARS_MAX);
+  if (contentType !== null) {
+    m.contentType = checkText("Content-Type", contentType, CONTENT_TYPE_CHARS_MAX);
+  }
   const idem = headers.get("idempotency-key");
   if (idem !== null) m.idempotencyKey = checkIdempotencyKey(idem, limits);
   const properties: Record<string, string> = Object.create(null);
@@ -76,7 +110,10 @@ export function messageFromHeaders(headers: Headers, body: Uint8Array, limits: I
     count++;
   });
   if (count > limits.userPropertiesMax) {
-    throw new BrokerError("INVALID_PROPERTY", `Cannot set ${count} properties: at most ${limits.userPropertiesMax}`);
+    throw new BrokerError(
+      "INVALID_PROPERTY",
+      `Cannot set ${count} properties: at most ${limits.userPropertiesMax}`,
+    );
   }
   if (count > 0) m.properties = { ...properties };
   return m;
@@ -103,13 +140,19 @@ export function messageFromItem(item: unknown, limits: InputLimits): ProduceMess
   const parsed = batchItem.safeParse(item);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new BrokerError("INVALID_PARAMETER", `Cannot read message: ${issue.path.join(".") || "item"}: ${issue.message}`);
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `Cannot read message: ${issue.path.join(".") || "item"}: ${issue.message}`,
+    );
   }
   const v = parsed.data;
   let body: Uint8Array;
   if (v.bodyEncoding === "base64") {
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(v.body) || v.body.length % 4 !== 0) {
-      throw new BrokerError("INVALID_PARAMETER", "Cannot decode body: bodyEncoding is base64 but body is not valid base64");
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "Cannot decode body: bodyEncoding is base64 but body is not valid base64",
+      );
     }
     const s = atob(v.body);
     body = new Uint8Array(s.length);
@@ -120,15 +163,24 @@ export function messageFromItem(item: unknown, limits: InputLimits): ProduceMess
   const m: ProduceMessage = { body };
   if (v.tag !== undefined) m.tag = checkTag(v.tag);
   if (v.keys !== undefined) m.keys = checkKeys(v.keys);
-  if (v.shardingKey !== undefined) m.shardingKey = checkText("shardingKey", v.shardingKey, SHARDING_KEY_CHARS_MAX);
+  if (v.shardingKey !== undefined) {
+    m.shardingKey = checkText("shardingKey", v.shardingKey, SHARDING_KEY_CHARS_MAX);
+  }
   if (v.queueId !== undefined) m.queueId = v.queueId;
   if (v.delayMs !== undefined) m.delayMs = v.delayMs;
   if (v.deliverAt !== undefined) m.deliverAt = v.deliverAt;
-  if (v.contentType !== undefined) m.contentType = checkText("contentType", v.contentType, CONTENT_TYPE_CHARS_MAX);
-  if (v.idempotencyKey !== undefined) m.idempotencyKey = checkIdempotencyKey(v.idempotencyKey, limits);
+  if (v.contentType !== undefined) {
+    m.contentType = checkText("contentType", v.contentType, CONTENT_TYPE_CHARS_MAX);
+  }
+  if (v.idempotencyKey !== undefined) {
+    m.idempotencyKey = checkIdempotencyKey(v.idempotencyKey, limits);
+  }
   if (v.properties !== undefined) {
     if (Object.keys(v.properties).length > limits.userPropertiesMax) {
-      throw new BrokerError("INVALID_PROPERTY", `Cannot set more than ${limits.userPropertiesMax} properties`);
+      throw new BrokerError(
+        "INVALID_PROPERTY",
+        `Cannot set more than ${limits.userPropertiesMax} properties`,
+      );
     }
     m.properties = v.properties;
   }

@@ -23,7 +23,12 @@ export class KvRouteResolver implements BrokerResolver {
     const now = this.options.nowMs();
     if (this.#cached && this.#cached.until > now) return this.#cached.client;
     const [address] = await this.routes.brokers();
-    if (!address) throw new BrokerError("BROKER_UNAVAILABLE", "No live broker is registered in the route table");
+    if (!address) {
+      throw new BrokerError(
+        "BROKER_UNAVAILABLE",
+        "No live broker is registered in the route table",
+      );
+    }
     const client = new MqClient({ baseUrl: `http://${address}`, token: this.options.token });
     this.#cached = { client, until: now + this.options.cacheMs };
     return client;

@@ -5,14 +5,25 @@ import { crc32 } from "node:zlib";
 import { MessageStore } from "../storage/message_store.ts";
 import type { FilePort } from "../storage/file_port.ts";
 import { javaStringHashCode, type MessageInput } from "../storage/message/record.ts";
-import { openMetadataDb, type MetadataDbHandle } from "../storage/metadata/sqlite.ts";
-import { MetadataError, MetadataStore, PERM_READ, PERM_WRITE, type TopicConfig as StoredTopic } from "../storage/metadata/metadata_store.ts";
+import { type MetadataDbHandle, openMetadataDb } from "../storage/metadata/sqlite.ts";
+import {
+  MetadataError,
+  MetadataStore,
+  PERM_READ,
+  PERM_WRITE,
+  type TopicConfig as StoredTopic,
+} from "../storage/metadata/metadata_store.ts";
 import { ConsumerOffsetStore } from "../storage/metadata/offset_store.ts";
 import { tagsCodeOf } from "../storage/dispatch_request.ts";
 import type { BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BrokerError } from "./protocol/errors.ts";
-import { checkGroup, checkReadableTopic, checkUserProperty, checkUserTopic } from "./protocol/names.ts";
+import {
+  checkGroup,
+  checkReadableTopic,
+  checkUserProperty,
+  checkUserTopic,
+} from "./protocol/names.ts";
 import type {
   BatchItemResult,
   BrokerClient,
@@ -28,10 +39,15 @@ import type {
   TopicUpsert,
   WireMessage,
 } from "./protocol/types.ts";
-import { MessageIdGenerator, MESSAGE_ID_PATTERN } from "./message_id.ts";
+import { MESSAGE_ID_PATTERN, MessageIdGenerator } from "./message_id.ts";
 import { PullHoldService } from "./long_polling.ts";
 import { IdempotencyCache } from "./idempotency.ts";
-import { fromStoreError, PROPERTY_CONTENT_TYPE, PROPERTY_SHARDING_KEY, toWireMessage } from "./wire.ts";
+import {
+  fromStoreError,
+  PROPERTY_CONTENT_TYPE,
+  PROPERTY_SHARDING_KEY,
+  toWireMessage,
+} from "./wire.ts";
 
 export interface BrokerDeps {
   config: BrokerConfig;
@@ -73,14 +89,21 @@ export class Broker implements BrokerClient {
       diskUsedRatio: deps.diskUsedRatio,
     });
     this.holds = new PullHoldService({ holdsMax: deps.config.heldPullsMax });
-    this.store.onArrival((topic, queueId, maxOffset) => this.holds.arriving(topic, queueId, maxOffset));
+    this.store.onArrival((topic, queueId, maxOffset) =>
+      this.holds.arriving(topic, queueId, maxOffset)
+    );
     this.#idempotency = new IdempotencyCache({
       windowMs: deps.config.idempotencyWindowMs,
       keysMax: deps.config.idempotencyKeysMax,
       nowMs: deps.nowMs,
     });
     this.#storeHost = { ...LOOPBACK, port: deps.config.port };
-    this.#ids = new MessageIdGenerator({ ip: LOOPBACK.ip, pid: deps.pid, nowMs: deps.nowMs, random: deps.random });
+    this.#ids = new MessageIdGenerator({
+      ip: LOOPBACK.ip,
+      pid: deps.pid,
+      nowMs: deps.nowMs,
+      random: deps.random,
+    });
   }
 
   async start(): Promise<void> {
@@ -92,10 +115,13 @@ export class Broker implements BrokerClient {
     this.store.start();
     this.#metadataHandle = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
     this.#metadata = new MetadataStore(this.#metadataHandle.db, { nowMs: this.deps.nowMs });
-    this.#offsets = await ConsumerOffsetStore.open(this.#metadataHandle.db, { nowMs: this.deps.nowMs });
+    this.#offsets = await ConsumerOffsetStore.open(this.#metadataHandle.db, {
+      nowMs: this.deps.nowMs,
+    });
     this.#offsets.start({
       intervalMs: config.offsetPersistIntervalMs,
-      onPersistError: (err) => log("error", "persisting consumer offsets failed", { err: String(err) }),
+      onPersistError: (err) =>
+        log("error", "persisting consumer offsets failed", { err: String(err) }),
     });
     for (const t of await this.#metadata.listTopics()) this.#topics.set(t.topicName, toTopic(t));
     for (const g of await this.#metadata.listConsumerGroups()) this.#groups.add(g.groupName);
@@ -112,7 +138,9 @@ export class Broker implements BrokerClient {
     if (this.#closed) return;
     this.#closed = true;
     this.drain();
-    await this.#offsets?.stop().catch((err) => this.deps.log("error", "final offset persist failed", { err: String(err) }));
+    await this.#offsets?.stop().catch((err) =>
+      this.deps.log("error", "final offset persist failed", { err: String(err) })
+    );
     await this.store.close();
     this.#metadataHandle?.close();
   }
@@ -152,13 +180,20 @@ export class Broker implements BrokerClient {
     return settled.map((s, index): BatchItemResult => {
       if (s.status === "fulfilled") return { ok: true, ...s.value };
       const err = asBrokerError(s.reason);
-      return { ok: false, index, error: { type: err.type, status: err.status, detail: err.message, code: err.code } };
+      return {
+        ok: false,
+        index,
+        error: { type: err.type, status: err.status, detail: err.message, code: err.code },
+      };
     });
   }
 
   #putOne(topic: TopicConfig, message: ProduceMessage): Promise<ProduceResult> {
     if (message.delayMs !== undefined || message.deliverAt !== undefined) {
-      throw new BrokerError("INVALID_PARAMETER", "Cannot schedule delivery yet: delay levels and the timer wheel are not built in this version (issue #5); send without Mq-Delay-Ms/Mq-Deliver-At");
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "Cannot schedule delivery yet: delay levels and the timer wheel are not built in this version (issue #5); send without Mq-Delay-Ms/Mq-Deliver-At",
+      );
     }
     const queueId = this.#selectQueue(topic, message);
     const messageId = this.#ids.next();
@@ -168,13 +203,20 @@ export class Broker implements BrokerClient {
       properties.set(k, v);
     }
     if (properties.size > this.config.userPropertiesMax) {
-      throw new BrokerError("INVALID_PROPERTY", `Cannot set ${properties.size} properties; userPropertiesMax is ${this.config.userPropertiesMax}`);
+      throw new BrokerError(
+        "INVALID_PROPERTY",
+        `Cannot set ${properties.size} properties; userPropertiesMax is ${this.config.userPropertiesMax}`,
+      );
     }
     if (message.tag !== undefined) properties.set("TAGS", message.tag);
     if (message.keys?.length) properties.set("KEYS", message.keys.join(" "));
     properties.set("UNIQ_KEY", messageId);
-    if (message.shardingKey !== undefined) properties.set(PROPERTY_SHARDING_KEY, message.shardingKey);
-    if (message.contentType !== undefined) properties.set(PROPERTY_CONTENT_TYPE, message.contentType);
+    if (message.shardingKey !== undefined) {
+      properties.set(PROPERTY_SHARDING_KEY, message.shardingKey);
+    }
+    if (message.contentType !== undefined) {
+      properties.set(PROPERTY_CONTENT_TYPE, message.contentType);
+    }
     const input: MessageInput = {
       topic: topic.name,
       queueId,
@@ -205,25 +247,48 @@ export class Broker implements BrokerClient {
     const n = topic.writeQueueNums;
     if (message.queueId !== undefined) {
       if (!Number.isInteger(message.queueId) || message.queueId < 0 || message.queueId >= n) {
-        throw new BrokerError("QUEUE_NOT_FOUND", `Cannot write to queue ${message.queueId} of ${topic.name}: it has write queues 0-${n - 1}`);
+        throw new BrokerError(
+          "QUEUE_NOT_FOUND",
+          `Cannot write to queue ${message.queueId} of ${topic.name}: it has write queues 0-${
+            n - 1
+          }`,
+        );
       }
       return message.queueId;
     }
-    if (message.shardingKey !== undefined) return Math.abs(javaStringHashCode(message.shardingKey) % n);
-    const next = ((this.#roundRobin.get(topic.name) ?? Math.floor(this.deps.random() * n)) + 1) & 0x7fffffff;
+    if (message.shardingKey !== undefined) {
+      return Math.abs(javaStringHashCode(message.shardingKey) % n);
+    }
+    const next = ((this.#roundRobin.get(topic.name) ?? Math.floor(this.deps.random() * n)) + 1) &
+      0x7fffffff;
     this.#roundRobin.set(topic.name, next);
     return next % n;
   }
 
   async #writableTopic(name: string): Promise<TopicConfig> {
-    if (this.#closing) throw new BrokerError("STORE_NOT_WRITABLE", "Cannot accept writes as the broker is shutting down");
+    if (this.#closing) {
+      throw new BrokerError(
+        "STORE_NOT_WRITABLE",
+        "Cannot accept writes as the broker is shutting down",
+      );
+    }
     checkUserTopic(name);
     let topic = this.#topics.get(name);
     if (!topic) {
-      if (!this.config.autoCreateTopicEnable) throw new BrokerError("TOPIC_NOT_FOUND", `Cannot produce to ${name} as it does not exist and autoCreateTopicEnable is off`);
+      if (!this.config.autoCreateTopicEnable) {
+        throw new BrokerError(
+          "TOPIC_NOT_FOUND",
+          `Cannot produce to ${name} as it does not exist and autoCreateTopicEnable is off`,
+        );
+      }
       topic = await this.upsertTopic(name, {});
     }
-    if (!(topic.perm & PERM_WRITE)) throw new BrokerError("TOPIC_PERMISSION_DENIED", `Cannot produce to ${name} as its perm ${topic.perm} lacks WRITE (2)`);
+    if (!(topic.perm & PERM_WRITE)) {
+      throw new BrokerError(
+        "TOPIC_PERMISSION_DENIED",
+        `Cannot produce to ${name} as its perm ${topic.perm} lacks WRITE (2)`,
+      );
+    }
     return topic;
   }
 
@@ -231,16 +296,29 @@ export class Broker implements BrokerClient {
     checkReadableTopic(name);
     const topic = this.#topics.get(name);
     if (!topic) throw new BrokerError("TOPIC_NOT_FOUND", `No topic ${name}`);
-    if (!(topic.perm & PERM_READ)) throw new BrokerError("TOPIC_PERMISSION_DENIED", `Cannot read ${name} as its perm ${topic.perm} lacks READ (4)`);
+    if (!(topic.perm & PERM_READ)) {
+      throw new BrokerError(
+        "TOPIC_PERMISSION_DENIED",
+        `Cannot read ${name} as its perm ${topic.perm} lacks READ (4)`,
+      );
+    }
     if (!Number.isInteger(queueId) || queueId < 0 || queueId >= topic.readQueueNums) {
-      throw new BrokerError("QUEUE_NOT_FOUND", `No queue ${queueId} in ${name}: it has read queues 0-${topic.readQueueNums - 1}`);
+      throw new BrokerError(
+        "QUEUE_NOT_FOUND",
+        `No queue ${queueId} in ${name}: it has read queues 0-${topic.readQueueNums - 1}`,
+      );
     }
     return topic;
   }
 
   // ---- pull ----
 
-  async pull(topicName: string, queueId: number, request: PullRequest, signal?: AbortSignal): Promise<PullResult> {
+  async pull(
+    topicName: string,
+    queueId: number,
+    request: PullRequest,
+    signal?: AbortSignal,
+  ): Promise<PullResult> {
     this.#readableTopic(topicName, queueId);
     if (request.group !== undefined) await this.#existingGroup(request.group);
     const max = Math.min(request.max ?? this.config.pullMsgNumsDefault, this.config.pullMsgNumsMax);
@@ -257,17 +335,46 @@ export class Broker implements BrokerClient {
       });
       const range = { minOffset: got.minOffset, maxOffset: got.maxOffset };
       if (got.status === "OFFSET_TOO_SMALL" || got.status === "OFFSET_OVERFLOW_BADLY") {
-        throw new BrokerError("OFFSET_OUT_OF_RANGE", `Cannot pull ${topicName}:${queueId} at offset ${offset}: valid offsets are ${range.minOffset} to ${range.maxOffset}`, range);
+        throw new BrokerError(
+          "OFFSET_OUT_OF_RANGE",
+          `Cannot pull ${topicName}:${queueId} at offset ${offset}: valid offsets are ${range.minOffset} to ${range.maxOffset}`,
+          range,
+        );
       }
-      if (got.status === "FOUND") return this.#answer(request, topicName, queueId, "FOUND", got.messages.map((m) => toWireMessage(m.record, m.queueOffset)), got.nextBeginOffset, range);
-      if (got.status === "NO_MATCHED_MESSAGE" || got.status === "OFFSET_FOUND_NULL") offset = Math.max(offset, got.nextBeginOffset);
+      if (got.status === "FOUND") {
+        return this.#answer(
+          request,
+          topicName,
+          queueId,
+          "FOUND",
+          got.messages.map((m) => toWireMessage(m.record, m.queueOffset)),
+          got.nextBeginOffset,
+          range,
+        );
+      }
+      if (got.status === "NO_MATCHED_MESSAGE" || got.status === "OFFSET_FOUND_NULL") {
+        offset = Math.max(offset, got.nextBeginOffset);
+      }
       if (offset < got.maxOffset && got.status === "NO_MATCHED_MESSAGE") continue; // keep scanning
       const left = deadline - this.deps.nowMs();
       if (left <= 0 || this.#closing || signal?.aborted) {
         const status = offset > request.offset ? "NO_MATCHED_MESSAGE" : "NO_NEW_MESSAGE";
-        return this.#answer(request, topicName, queueId, status, [], Math.max(offset, got.nextBeginOffset), range);
+        return this.#answer(
+          request,
+          topicName,
+          queueId,
+          status,
+          [],
+          Math.max(offset, got.nextBeginOffset),
+          range,
+        );
       }
-      if (!this.holds.canHold()) throw new BrokerError("TOO_MANY_WAITING", `Cannot hold another pull: heldPullsMax ${this.config.heldPullsMax} reached; retry shortly`);
+      if (!this.holds.canHold()) {
+        throw new BrokerError(
+          "TOO_MANY_WAITING",
+          `Cannot hold another pull: heldPullsMax ${this.config.heldPullsMax} reached; retry shortly`,
+        );
+      }
       await this.holds.hold(topicName, queueId, offset, left, tagCodes, signal);
     }
   }
@@ -281,7 +388,9 @@ export class Broker implements BrokerClient {
     nextOffset: number,
     range: { minOffset: number; maxOffset: number },
   ): PullResult {
-    if (request.group !== undefined) this.#offsets!.commit(request.group, topic, queueId, nextOffset);
+    if (request.group !== undefined) {
+      this.#offsets!.commit(request.group, topic, queueId, nextOffset);
+    }
     return { status, messages, nextOffset, ...range };
   }
 
@@ -298,9 +407,17 @@ export class Broker implements BrokerClient {
       perm: update.perm ?? current?.perm ?? (PERM_READ | PERM_WRITE),
       order: update.order ?? current?.order ?? false,
     };
-    for (const [k, v] of [["readQueueNums", next.readQueueNums], ["writeQueueNums", next.writeQueueNums]] as const) {
+    for (
+      const [k, v] of [["readQueueNums", next.readQueueNums], [
+        "writeQueueNums",
+        next.writeQueueNums,
+      ]] as const
+    ) {
       if (!Number.isInteger(v) || v < 1 || v > this.config.topicQueueNumsMax) {
-        throw new BrokerError("INVALID_PARAMETER", `Cannot set ${k} to ${v}: it must be 1-${this.config.topicQueueNumsMax} (topicQueueNumsMax)`);
+        throw new BrokerError(
+          "INVALID_PARAMETER",
+          `Cannot set ${k} to ${v}: it must be 1-${this.config.topicQueueNumsMax} (topicQueueNumsMax)`,
+        );
       }
     }
     try {
@@ -308,7 +425,9 @@ export class Broker implements BrokerClient {
       this.#topics.set(name, stored);
       return stored;
     } catch (err) {
-      if (err instanceof MetadataError) throw new BrokerError("INVALID_PARAMETER", err.message, {}, { cause: err });
+      if (err instanceof MetadataError) {
+        throw new BrokerError("INVALID_PARAMETER", err.message, {}, { cause: err });
+      }
       throw err;
     }
   }
@@ -343,18 +462,32 @@ export class Broker implements BrokerClient {
   #existingGroup(group: string): Promise<void> {
     checkGroup(group);
     if (!this.#groups.has(group)) {
-      return Promise.reject(new BrokerError("GROUP_NOT_FOUND", `No consumer group ${group}; create it with PUT /v1/groups/${group}`));
+      return Promise.reject(
+        new BrokerError(
+          "GROUP_NOT_FOUND",
+          `No consumer group ${group}; create it with PUT /v1/groups/${group}`,
+        ),
+      );
     }
     return Promise.resolve();
   }
 
-  async commitOffset(group: string, topic: string, queueId: number, offset: number): Promise<QueueOffsetInfo> {
+  async commitOffset(
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+  ): Promise<QueueOffsetInfo> {
     await this.#existingGroup(group);
     this.#readableTopic(topic, queueId);
     const max = this.store.getMaxOffsetInQueue(topic, queueId);
     const min = this.store.getMinOffsetInQueue(topic, queueId);
     if (!Number.isSafeInteger(offset) || offset < 0 || offset > max) {
-      throw new BrokerError("OFFSET_OUT_OF_RANGE", `Cannot commit offset ${offset} for ${topic}:${queueId}: valid offsets are 0 to ${max}`, { minOffset: min, maxOffset: max });
+      throw new BrokerError(
+        "OFFSET_OUT_OF_RANGE",
+        `Cannot commit offset ${offset} for ${topic}:${queueId}: valid offsets are 0 to ${max}`,
+        { minOffset: min, maxOffset: max },
+      );
     }
     this.#offsets!.commit(group, topic, queueId, offset);
     return this.#offsetInfo(group, topic, queueId);
@@ -369,7 +502,9 @@ export class Broker implements BrokerClient {
   async getOffsets(group: string, topic: string): Promise<GroupOffsets> {
     await this.#existingGroup(group);
     const config = this.#readableTopic(topic, 0);
-    const queues = [...Array(config.readQueueNums).keys()].map((q) => this.#offsetInfo(group, topic, q));
+    const queues = [...Array(config.readQueueNums).keys()].map((q) =>
+      this.#offsetInfo(group, topic, q)
+    );
     return { group, topic, queues, totalLag: queues.reduce((s, q) => s + q.lag, 0) };
   }
 
@@ -377,7 +512,12 @@ export class Broker implements BrokerClient {
     await this.#existingGroup(group);
     const config = this.#readableTopic(topic, 0);
     for (let q = 0; q < config.readQueueNums; q++) {
-      this.#offsets!.commit(group, topic, q, this.store.getOffsetInQueueByTime(topic, q, timestamp));
+      this.#offsets!.commit(
+        group,
+        topic,
+        q,
+        this.store.getOffsetInQueueByTime(topic, q, timestamp),
+      );
     }
     return this.getOffsets(group, topic);
   }
@@ -387,19 +527,40 @@ export class Broker implements BrokerClient {
     const max = this.store.getMaxOffsetInQueue(topic, queueId);
     const stored = this.#offsets!.query(group, topic, queueId);
     const from = stored === undefined ? max : Math.max(stored, min);
-    return { queueId, offset: stored ?? -1, minOffset: min, maxOffset: max, lag: stored === undefined ? 0 : Math.max(0, max - from) };
+    return {
+      queueId,
+      offset: stored ?? -1,
+      minOffset: min,
+      maxOffset: max,
+      lag: stored === undefined ? 0 : Math.max(0, max - from),
+    };
   }
 
   // ---- find ----
 
   getMessageById(messageId: string, topic?: string): Promise<WireMessage> {
     if (!MESSAGE_ID_PATTERN.test(messageId)) {
-      return Promise.reject(new BrokerError("INVALID_PARAMETER", `Cannot look up message id ${JSON.stringify(messageId.slice(0, 64))}: ids are 32 upper-case hex characters`));
+      return Promise.reject(
+        new BrokerError(
+          "INVALID_PARAMETER",
+          `Cannot look up message id ${
+            JSON.stringify(messageId.slice(0, 64))
+          }: ids are 32 upper-case hex characters`,
+        ),
+      );
     }
     const topics = topic ? [checkReadableTopic(topic)] : [...this.#topics.keys()];
     for (const t of topics) {
-      for (const record of this.store.queryMessage(t, messageId, { maxNum: 1, beginTimestamp: 0, endTimestamp: Number.MAX_SAFE_INTEGER })) {
-        if (record.properties.get("UNIQ_KEY") === messageId) return Promise.resolve(toWireMessage(record, record.queueOffset));
+      for (
+        const record of this.store.queryMessage(t, messageId, {
+          maxNum: 1,
+          beginTimestamp: 0,
+          endTimestamp: Number.MAX_SAFE_INTEGER,
+        })
+      ) {
+        if (record.properties.get("UNIQ_KEY") === messageId) {
+          return Promise.resolve(toWireMessage(record, record.queueOffset));
+        }
       }
     }
     return Promise.reject(new BrokerError("MESSAGE_NOT_FOUND", `No message with id ${messageId}`));
@@ -413,13 +574,20 @@ export class Broker implements BrokerClient {
     const begin = query.beginTimestamp ?? 0;
     const end = query.endTimestamp ?? Number.MAX_SAFE_INTEGER;
     if (query.key !== undefined) {
-      const records = this.store.queryMessage(topic, query.key, { maxNum, beginTimestamp: begin, endTimestamp: end });
+      const records = this.store.queryMessage(topic, query.key, {
+        maxNum,
+        beginTimestamp: begin,
+        endTimestamp: end,
+      });
       return Promise.resolve(records.map((r) => toWireMessage(r, r.queueOffset)));
     }
     const out: WireMessage[] = [];
     for (let q = 0; q < config.readQueueNums && out.length < maxNum; q++) {
       let offset = this.store.getOffsetInQueueByTime(topic, q, begin);
-      const got = this.store.getMessage(topic, q, offset, { maxMsgNums: maxNum - out.length, maxBytes: this.config.pullBytesMax });
+      const got = this.store.getMessage(topic, q, offset, {
+        maxMsgNums: maxNum - out.length,
+        maxBytes: this.config.pullBytesMax,
+      });
       for (const m of got.messages) {
         if (m.record.storeTimestamp > end) break;
         out.push(toWireMessage(m.record, m.queueOffset));
@@ -459,14 +627,27 @@ export class Broker implements BrokerClient {
 }
 
 function toTopic(t: StoredTopic): TopicConfig {
-  return { name: t.topicName, readQueueNums: t.readQueueNums, writeQueueNums: t.writeQueueNums, perm: t.perm, order: t.order };
+  return {
+    name: t.topicName,
+    readQueueNums: t.readQueueNums,
+    writeQueueNums: t.writeQueueNums,
+    perm: t.perm,
+    order: t.order,
+  };
 }
 
 /** "*" or empty: everything; otherwise tags split on "||" and trimmed (FilterAPI). */
 export function parseTagExpression(expression: string | undefined): Set<string> | undefined {
-  if (expression === undefined || expression.trim() === "" || expression.trim() === "*") return undefined;
+  if (expression === undefined || expression.trim() === "" || expression.trim() === "*") {
+    return undefined;
+  }
   const tags = expression.split("||").map((t) => t.trim()).filter((t) => t.length > 0);
-  if (tags.length === 0) throw new BrokerError("INVALID_PARAMETER", `Cannot parse tag expression ${JSON.stringify(expression)}`);
+  if (tags.length === 0) {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `Cannot parse tag expression ${JSON.stringify(expression)}`,
+    );
+  }
   return new Set(tags);
 }
 

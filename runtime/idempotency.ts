@@ -14,7 +14,9 @@ interface Entry<T> {
 export class IdempotencyCache<T> {
   #entries = new Map<string, Entry<T>>();
 
-  constructor(private readonly options: { windowMs: number; keysMax: number; nowMs: () => number }) {}
+  constructor(
+    private readonly options: { windowMs: number; keysMax: number; nowMs: () => number },
+  ) {}
 
   get size(): number {
     return this.#entries.size;
@@ -30,7 +32,12 @@ export class IdempotencyCache<T> {
     const seen = this.#entries.get(key);
     if (seen && seen.expiresAtMs > now) {
       if (seen.fingerprint !== fingerprint) {
-        throw new BrokerError("IDEMPOTENCY_CONFLICT", `Cannot reuse Idempotency-Key ${JSON.stringify(key)} for a different request within ${this.options.windowMs} ms`);
+        throw new BrokerError(
+          "IDEMPOTENCY_CONFLICT",
+          `Cannot reuse Idempotency-Key ${
+            JSON.stringify(key)
+          } for a different request within ${this.options.windowMs} ms`,
+        );
       }
       return [await seen.result, true];
     }

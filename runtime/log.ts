@@ -7,10 +7,14 @@ export interface Logger {
   (level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function jsonLogger(options: { level: LogLevel; nowMs: () => number; write: (line: string) => void }): Logger {
+export function jsonLogger(
+  options: { level: LogLevel; nowMs: () => number; write: (line: string) => void },
+): Logger {
   const min = RANK[options.level];
   return (level, msg, fields) => {
     if (RANK[level] < min) return;
-    options.write(JSON.stringify({ t: new Date(options.nowMs()).toISOString(), level, msg, ...fields }) + "\n");
+    options.write(
+      JSON.stringify({ t: new Date(options.nowMs()).toISOString(), level, msg, ...fields }) + "\n",
+    );
   };
 }

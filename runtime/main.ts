@@ -26,7 +26,9 @@ function readConfigFile(args: string[]): Record<string, unknown> {
 async function main() {
   const args = process.argv.slice(2);
   if (args.includes("--help")) {
-    process.stdout.write(`Usage: runtime/main.ts [--config file.json] [flags]\nFlags and environment variables:\n${settingsHelp()}\n`);
+    process.stdout.write(
+      `Usage: runtime/main.ts [--config file.json] [flags]\nFlags and environment variables:\n${settingsHelp()}\n`,
+    );
     return;
   }
   let config;
@@ -41,7 +43,11 @@ async function main() {
   }
   const platform = await pickPlatform();
   const nowMs = () => Date.now();
-  const log = jsonLogger({ level: config.logLevel, nowMs, write: (line) => process.stderr.write(line) });
+  const log = jsonLogger({
+    level: config.logLevel,
+    nowMs,
+    write: (line) => process.stderr.write(line),
+  });
   const diskUsedRatio = () => {
     try {
       const s = statfsSync(config.dataDir);
@@ -89,8 +95,19 @@ async function main() {
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;
   const routes = await startRouteRegistration({ config, address, broker, log, nowMs });
-  log("info", "broker listening", { address, dataDir: config.dataDir, flushDiskType: config.store.flushDiskType });
-  process.stdout.write(JSON.stringify({ event: "listening", url: `http://${address}`, pid: process.pid, runtime: platform.name }) + "\n");
+  log("info", "broker listening", {
+    address,
+    dataDir: config.dataDir,
+    flushDiskType: config.store.flushDiskType,
+  });
+  process.stdout.write(
+    JSON.stringify({
+      event: "listening",
+      url: `http://${address}`,
+      pid: process.pid,
+      runtime: platform.name,
+    }) + "\n",
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -98,7 +115,9 @@ async function main() {
     stopping = true;
     log("info", "shutting down", { signal });
     const force = setTimeout(() => {
-      log("error", "graceful shutdown took too long; exiting", { shutdownGraceMs: config.shutdownGraceMs });
+      log("error", "graceful shutdown took too long; exiting", {
+        shutdownGraceMs: config.shutdownGraceMs,
+      });
       process.exit(1);
     }, config.shutdownGraceMs);
     broker.drain();

@@ -7,8 +7,8 @@
 import type { BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import type { TopicConfig } from "./protocol/types.ts";
-import { openKv } from "./kv/kv_port.ts";
-import { encodeRoute, ROUTES_PREFIX, type RouteEntry } from "./protocol/routes.ts";
+import { openKv } from "./platform/kv.ts";
+import { encodeRoute, type RouteEntry, ROUTES_PREFIX } from "./protocol/routes.ts";
 
 export interface RouteRegistration {
   stop(): Promise<void>;
@@ -30,7 +30,9 @@ export async function startRouteRegistration(options: {
       brokerName: config.brokerName,
       address: options.address,
       epoch: 0,
-      topics: options.broker.topicConfigs().map(({ name, readQueueNums, writeQueueNums, perm }) => ({ name, readQueueNums, writeQueueNums, perm })),
+      topics: options.broker.topicConfigs().map((
+        { name, readQueueNums, writeQueueNums, perm },
+      ) => ({ name, readQueueNums, writeQueueNums, perm })),
       updatedAtMs: options.nowMs(),
     };
     await kv.set(key, encodeRoute(entry));
@@ -38,13 +40,17 @@ export async function startRouteRegistration(options: {
   await register();
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
-    running = register().catch((err) => log("warn", "route registration failed; will retry", { err: String(err) }));
+    running = register().catch((err) =>
+      log("warn", "route registration failed; will retry", { err: String(err) })
+    );
   }, config.routeHeartbeatMs);
   return {
     async stop() {
       clearInterval(timer);
       await running;
-      await kv.delete(key).catch((err) => log("warn", "route removal failed", { err: String(err) }));
+      await kv.delete(key).catch((err) =>
+        log("warn", "route removal failed", { err: String(err) })
+      );
       kv.close();
     },
   };

@@ -6,7 +6,14 @@ import type { WireMessage } from "./protocol/types.ts";
 
 export const PROPERTY_CONTENT_TYPE = "__CONTENT_TYPE";
 export const PROPERTY_SHARDING_KEY = "__SHARDINGKEY";
-const HIDDEN = new Set(["TAGS", "KEYS", "UNIQ_KEY", PROPERTY_CONTENT_TYPE, PROPERTY_SHARDING_KEY, "WAIT"]);
+const HIDDEN = new Set([
+  "TAGS",
+  "KEYS",
+  "UNIQ_KEY",
+  PROPERTY_CONTENT_TYPE,
+  PROPERTY_SHARDING_KEY,
+  "WAIT",
+]);
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export function toWireMessage(record: MessageRecord, queueOffset: number): WireMessage {
@@ -43,7 +50,9 @@ export function toWireMessage(record: MessageRecord, queueOffset: number): WireM
 
 export function toBase64(bytes: Uint8Array): string {
   let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
   return btoa(s);
 }
 

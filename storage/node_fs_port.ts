@@ -30,7 +30,14 @@ class NodeFile implements FileHandle {
     let done = 0;
     while (done < bytes.byteLength) {
       done += await new Promise<number>((resolve, reject) =>
-        fs.write(this.#fd, bytes, done, bytes.byteLength - done, position + done, (err, n) => err ? reject(err) : resolve(n))
+        fs.write(
+          this.#fd,
+          bytes,
+          done,
+          bytes.byteLength - done,
+          position + done,
+          (err, n) => err ? reject(err) : resolve(n),
+        )
       );
     }
   }

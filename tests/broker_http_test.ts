@@ -15,7 +15,14 @@ for (const runtime of RUNTIMES) {
     await t.step("produce then pull returns the same bytes and properties", async () => {
       await c.upsertTopic("Orders", { readQueueNums: 4, writeQueueNums: 4 });
       const bytes = new Uint8Array([0, 1, 2, 250, 255, 10, 13]);
-      const r = await c.produce("Orders", { body: bytes, queueId: 2, tag: "TagA", keys: ["k1", "k2"], properties: { region: "eu" }, contentType: "application/x-bin" });
+      const r = await c.produce("Orders", {
+        body: bytes,
+        queueId: 2,
+        tag: "TagA",
+        keys: ["k1", "k2"],
+        properties: { region: "eu" },
+        contentType: "application/x-bin",
+      });
       assert.equal(r.queueId, 2);
       assert.equal(r.queueOffset, 0);
       assert.match(r.messageId, /^[0-9A-F]{32}$/);
@@ -66,7 +73,9 @@ for (const runtime of RUNTIMES) {
     await t.step("one sharding key always maps to one queue, in order", async () => {
       await c.upsertTopic("Sharded", { readQueueNums: 8, writeQueueNums: 8 });
       const results = [];
-      for (let i = 0; i < 20; i++) results.push(await c.produce("Sharded", { body: `o${i}`, shardingKey: "order-42" }));
+      for (let i = 0; i < 20; i++) {
+        results.push(await c.produce("Sharded", { body: `o${i}`, shardingKey: "order-42" }));
+      }
       const queues = new Set(results.map((r) => r.queueId));
       assert.equal(queues.size, 1);
       const q = results[0].queueId;
@@ -89,7 +98,12 @@ for (const runtime of RUNTIMES) {
 
     await t.step("consumer offsets: commit, query, lag, reset by time", async () => {
       await c.upsertGroup("g1");
-      const committed = await c.commitOffset("g1", "Sharded", results0(await c.getOffsets("g1", "Sharded")), 5);
+      const committed = await c.commitOffset(
+        "g1",
+        "Sharded",
+        results0(await c.getOffsets("g1", "Sharded")),
+        5,
+      );
       assert.equal(committed.offset, 5);
       const all = await c.getOffsets("g1", "Sharded");
       const q = all.queues.find((x) => x.offset === 5)!;
@@ -107,9 +121,20 @@ for (const runtime of RUNTIMES) {
     });
 
     await t.step("Idempotency-Key repeats return the first result and store nothing", async () => {
-      const first = await c.produce("Orders", { body: "once", queueId: 0, idempotencyKey: "idem-1" });
-      const again = await c.produce("Orders", { body: "once", queueId: 0, idempotencyKey: "idem-1" });
-      assert.deepEqual({ ...again, idempotentReplay: undefined }, { ...first, idempotentReplay: undefined });
+      const first = await c.produce("Orders", {
+        body: "once",
+        queueId: 0,
+        idempotencyKey: "idem-1",
+      });
+      const again = await c.produce("Orders", {
+        body: "once",
+        queueId: 0,
+        idempotencyKey: "idem-1",
+      });
+      assert.deepEqual({ ...again, idempotentReplay: undefined }, {
+        ...first,
+        idempotentReplay: undefined,
+      });
       assert.equal(again.idempotentReplay, true);
       const got = await c.pull("Orders", 0, { offset: 0, max: 100 });
       assert.equal(got.messages.filter((m) => m.body === "once").length, 1);
@@ -136,7 +161,9 @@ for (const runtime of RUNTIMES) {
         assert.equal((await b.client.getOffset("g", "Durable", 0)).offset, 3);
         const got = await b.client.pull("Durable", 0, { offset: 0, max: 10 });
         assert.deepEqual(got.messages.map((m) => m.body), ["m0", "m2", "m4", "m6", "m8"]);
-        for (let i = 10; i < 20; i++) await b.client.produce("Durable", { body: `m${i}`, queueId: i % 2 });
+        for (let i = 10; i < 20; i++) {
+          await b.client.produce("Durable", { body: `m${i}`, queueId: i % 2 });
+        }
         await b.client.commitOffset("g", "Durable", 1, 7);
         // Offsets are persisted every MQ_OFFSET_PERSIST_MS: wait for one persist, then kill.
         await new Promise((r) => setTimeout(r, 400));
@@ -145,7 +172,10 @@ for (const runtime of RUNTIMES) {
       {
         await using b = await startBroker(runtime, { dataDir, env });
         const got = await b.client.pull("Durable", 1, { offset: 0, max: 100 });
-        assert.deepEqual(got.messages.map((m) => m.body), [1, 3, 5, 7, 9, 11, 13, 15, 17, 19].map((i) => `m${i}`));
+        assert.deepEqual(
+          got.messages.map((m) => m.body),
+          [1, 3, 5, 7, 9, 11, 13, 15, 17, 19].map((i) => `m${i}`),
+        );
         assert.equal((await b.client.getOffset("g", "Durable", 1)).offset, 7);
         await b.stop();
       }

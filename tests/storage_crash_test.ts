@@ -36,7 +36,11 @@ for (const runtime of RUNTIMES) {
           String(SEGMENT_BYTES),
         ]);
         const want = 20 + Math.floor(random() * 400);
-        await child.waitFor(`${want} acks`, () => child.lines.filter((l) => l.startsWith("A ")).length >= want, 60_000);
+        await child.waitFor(
+          `${want} acks`,
+          () => child.lines.filter((l) => l.startsWith("A ")).length >= want,
+          60_000,
+        );
         child.kill("SIGKILL");
         const { signal } = await child.exited;
         assert.equal(signal, "SIGKILL");
@@ -44,7 +48,12 @@ for (const runtime of RUNTIMES) {
           if (!line.startsWith("A ")) continue;
           const [, seq, topic, queueId, queueOffset, , durability] = line.split(" ");
           assert.equal(durability, "FLUSHED");
-          acks.push({ seq: Number(seq), topic, queueId: Number(queueId), queueOffset: Number(queueOffset) });
+          acks.push({
+            seq: Number(seq),
+            topic,
+            queueId: Number(queueId),
+            queueOffset: Number(queueOffset),
+          });
           nextSeq = Math.max(nextSeq, Number(seq) + 1);
         }
         nextSeq += 1000; // sequences of a killed child that never acked are skipped
@@ -74,10 +83,21 @@ async function verify(dir: string, acks: Ack[]) {
   try {
     assert.ok(acks.length >= CYCLES * 20);
     for (const ack of acks) {
-      const got = store.getMessage(ack.topic, ack.queueId, ack.queueOffset, { maxMsgNums: 1, maxBytes: 1 << 20 });
-      assert.equal(got.status, "FOUND", `acked seq ${ack.seq} at ${ack.topic}:${ack.queueId}@${ack.queueOffset} is missing`);
+      const got = store.getMessage(ack.topic, ack.queueId, ack.queueOffset, {
+        maxMsgNums: 1,
+        maxBytes: 1 << 20,
+      });
+      assert.equal(
+        got.status,
+        "FOUND",
+        `acked seq ${ack.seq} at ${ack.topic}:${ack.queueId}@${ack.queueOffset} is missing`,
+      );
       const record = got.messages[0].record;
-      assert.equal(record.properties.get("KEYS"), `seq${ack.seq}`, `seq ${ack.seq} has another message at its offset`);
+      assert.equal(
+        record.properties.get("KEYS"),
+        `seq${ack.seq}`,
+        `seq ${ack.seq} has another message at its offset`,
+      );
       assert.deepEqual(record.body, crashBody(ack.seq));
     }
     // Queues are dense and ordered: sequence numbers rise with queue offsets.
@@ -86,7 +106,10 @@ async function verify(dir: string, acks: Ack[]) {
         let lastSeq = -1;
         const max = store.getMaxOffsetInQueue(topic, queueId);
         for (let offset = 0; offset < max;) {
-          const got = store.getMessage(topic, queueId, offset, { maxMsgNums: 32, maxBytes: 1 << 20 });
+          const got = store.getMessage(topic, queueId, offset, {
+            maxMsgNums: 32,
+            maxBytes: 1 << 20,
+          });
           assert.equal(got.status, "FOUND");
           for (const m of got.messages) {
             assert.equal(m.queueOffset, offset++);

@@ -14,7 +14,8 @@ export function denoPlatform(): Platform {
         const server = Deno.serve({
           hostname: options.hostname,
           port: options.port,
-          onListen: (addr: { port: number }) => resolve({ port: addr.port, close: () => server.shutdown() }),
+          onListen: (addr: { port: number }) =>
+            resolve({ port: addr.port, close: () => server.shutdown() }),
         }, handler);
       });
     },

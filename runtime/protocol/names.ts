@@ -15,7 +15,13 @@ const NOT_ALLOWED_SEND = new Set([
   "SELF_TEST_TOPIC",
   "OFFSET_MOVED_EVENT",
 ]);
-const SYSTEM_TOPICS = new Set([...NOT_ALLOWED_SEND, "TBW102", "BenchmarkTest", "RMQ_SYS_TRACE_TOPIC", "CHECKPOINT_TOPIC"]);
+const SYSTEM_TOPICS = new Set([
+  ...NOT_ALLOWED_SEND,
+  "TBW102",
+  "BenchmarkTest",
+  "RMQ_SYS_TRACE_TOPIC",
+  "CHECKPOINT_TOPIC",
+]);
 
 export function isSystemTopic(topic: string): boolean {
   return SYSTEM_TOPICS.has(topic) || topic.startsWith("rmq_sys_") || topic.startsWith("%");
@@ -25,37 +31,59 @@ export function isSystemTopic(topic: string): boolean {
 export function checkUserTopic(topic: string): string {
   checkName("topic", topic, TOPIC_NAME_CHARS_MAX);
   if (isSystemTopic(topic)) {
-    throw new BrokerError("SYSTEM_TOPIC", `Cannot use topic ${topic} as it is a system topic or has a reserved prefix (%, rmq_sys_)`);
+    throw new BrokerError(
+      "SYSTEM_TOPIC",
+      `Cannot use topic ${topic} as it is a system topic or has a reserved prefix (%, rmq_sys_)`,
+    );
   }
   return topic;
 }
 
 /** A topic a client may read (retry and DLQ topics included). */
 export function checkReadableTopic(topic: string): string {
-  checkName("topic", topic, topic.startsWith("%RETRY%") || topic.startsWith("%DLQ%") ? 255 : TOPIC_NAME_CHARS_MAX);
+  checkName(
+    "topic",
+    topic,
+    topic.startsWith("%RETRY%") || topic.startsWith("%DLQ%") ? 255 : TOPIC_NAME_CHARS_MAX,
+  );
   return topic;
 }
 
 export function checkGroup(group: string): string {
   checkName("group", group, GROUP_NAME_CHARS_MAX);
-  if (group.startsWith("%")) throw new BrokerError("INVALID_NAME", `Cannot use group ${group} as % starts reserved names`);
+  if (group.startsWith("%")) {
+    throw new BrokerError("INVALID_NAME", `Cannot use group ${group} as % starts reserved names`);
+  }
   return group;
 }
 
 function checkName(kind: string, name: string, max: number) {
-  if (typeof name !== "string" || name.length === 0 || name.length > max || !NAME_PATTERN.test(name)) {
+  if (
+    typeof name !== "string" || name.length === 0 || name.length > max || !NAME_PATTERN.test(name)
+  ) {
     throw new BrokerError(
       "INVALID_NAME",
-      `Cannot use ${kind} name ${JSON.stringify(String(name).slice(0, 200))} as it must be 1-${max} characters of [%|a-zA-Z0-9_-]`,
+      `Cannot use ${kind} name ${
+        JSON.stringify(String(name).slice(0, 200))
+      } as it must be 1-${max} characters of [%|a-zA-Z0-9_-]`,
     );
   }
 }
 
 /** Strict non-negative integer parsing for query and path parameters ("12abc", "1e3", "-0" fail). */
-export function parseNonNegativeInt(what: string, text: string | undefined | null, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function parseNonNegativeInt(
+  what: string,
+  text: string | undefined | null,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (text === undefined || text === null || text === "") return undefined;
   if (!/^\d{1,16}$/.test(text) || Number(text) > max) {
-    throw new BrokerError("INVALID_PARAMETER", `Cannot use ${what} ${JSON.stringify(text.slice(0, 50))} as it must be an integer from 0 to ${max}`);
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `Cannot use ${what} ${
+        JSON.stringify(text.slice(0, 50))
+      } as it must be an integer from 0 to ${max}`,
+    );
   }
   return Number(text);
 }
@@ -91,10 +119,23 @@ export const RESERVED_PROPERTIES = new Set([
 ]);
 
 export function checkUserProperty(name: string, value: unknown) {
-  if (!PROPERTY_NAME_PATTERN.test(name) || RESERVED_PROPERTIES.has(name.toUpperCase()) || name.startsWith("__")) {
-    throw new BrokerError("INVALID_PROPERTY", `Cannot set property ${JSON.stringify(name.slice(0, 80))}: names are 1-64 of [A-Za-z0-9_.-], not reserved (${[...RESERVED_PROPERTIES].slice(0, 4).join(", ")}, …) and not starting with __`);
+  if (
+    !PROPERTY_NAME_PATTERN.test(name) || RESERVED_PROPERTIES.has(name.toUpperCase()) ||
+    name.startsWith("__")
+  ) {
+    throw new BrokerError(
+      "INVALID_PROPERTY",
+      `Cannot set property ${
+        JSON.stringify(name.slice(0, 80))
+      }: names are 1-64 of [A-Za-z0-9_.-], not reserved (${
+        [...RESERVED_PROPERTIES].slice(0, 4).join(", ")
+      }, …) and not starting with __`,
+    );
   }
   if (typeof value !== "string" || /[\u0000-\u001f\u007f]/.test(value)) {
-    throw new BrokerError("INVALID_PROPERTY", `Cannot set property ${name} as its value must be a string without control characters`);
+    throw new BrokerError(
+      "INVALID_PROPERTY",
+      `Cannot set property ${name} as its value must be a string without control characters`,
+    );
   }
 }

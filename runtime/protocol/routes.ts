@@ -28,14 +28,21 @@ export function encodeRoute(entry: RouteEntry): Uint8Array {
 export function decodeRoute(bytes: Uint8Array): RouteEntry | undefined {
   try {
     const v = JSON.parse(new TextDecoder().decode(bytes));
-    return typeof v?.address === "string" && typeof v?.brokerName === "string" && Number.isFinite(v?.updatedAtMs) ? v : undefined;
+    return typeof v?.address === "string" && typeof v?.brokerName === "string" &&
+        Number.isFinite(v?.updatedAtMs)
+      ? v
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Live routes; expired ones are deleted on the way (the NameServer's 5 s scan, done lazily). */
-export async function readRoutes(kv: RouteKv, nowMs: number, expiryMs: number): Promise<RouteEntry[]> {
+export async function readRoutes(
+  kv: RouteKv,
+  nowMs: number,
+  expiryMs: number,
+): Promise<RouteEntry[]> {
   const live: RouteEntry[] = [];
   for (const { key, value } of await kv.list(ROUTES_PREFIX)) {
     const entry = decodeRoute(value);
@@ -44,4 +51,3 @@ export async function readRoutes(kv: RouteKv, nowMs: number, expiryMs: number): 
   }
   return live.sort((a, b) => a.brokerName.localeCompare(b.brokerName));
 }
-

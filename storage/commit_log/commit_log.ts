@@ -261,7 +261,14 @@ export class CommitLog {
     this.#next = undefined;
     const segment = prepared ?? Segment.create(this.#files, this.#dir, start, this.#segmentBytes);
     this.#segments.push(segment);
-    if (this.#zeroFill) this.#next = new SegmentPreparation(this.#files, this.#dir, segment.endOffset, this.#segmentBytes);
+    if (this.#zeroFill) {
+      this.#next = new SegmentPreparation(
+        this.#files,
+        this.#dir,
+        segment.endOffset,
+        this.#segmentBytes,
+      );
+    }
     return segment;
   }
 }

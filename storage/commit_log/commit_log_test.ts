@@ -110,7 +110,13 @@ Deno.test("GroupCommit refuses every later flush after one failed fdatasync", as
 Deno.test("CommitLog pre-writes the next segment with zeros and renames it into place", async () => {
   const disk = new SimDisk();
   disk.mkdirp("/s/commitlog");
-  const log = new CommitLog({ files: disk, dir: "/s/commitlog", segmentBytes: 4096, writeBatchBytesMax: 1 << 20, zeroFill: true });
+  const log = new CommitLog({
+    files: disk,
+    dir: "/s/commitlog",
+    segmentBytes: 4096,
+    writeBatchBytesMax: 1 << 20,
+    zeroFill: true,
+  });
   log.load();
   log.append(prepareRecord(message(1000), 1 << 20), 0, 5);
   log.writePending();
@@ -129,14 +135,26 @@ Deno.test("CommitLog pre-writes the next segment with zeros and renames it into 
 Deno.test("CommitLog abandons an unfinished preparation instead of writing where zeros may land", async () => {
   const disk = new SimDisk();
   disk.mkdirp("/s/commitlog");
-  const log = new CommitLog({ files: disk, dir: "/s/commitlog", segmentBytes: 4096, writeBatchBytesMax: 1 << 20, zeroFill: true });
+  const log = new CommitLog({
+    files: disk,
+    dir: "/s/commitlog",
+    segmentBytes: 4096,
+    writeBatchBytesMax: 1 << 20,
+    zeroFill: true,
+  });
   log.load();
   // Roll twice in one tick: the preparation of segment 4096 cannot have finished.
   for (let i = 0; i < 4; i++) log.append(prepareRecord(message(1000), 1 << 20), i, 5);
   log.writePending();
   await log.close();
   assert.ok(!disk.list("/s/commitlog").some((n) => n.endsWith(".prealloc")));
-  const again = new CommitLog({ files: disk, dir: "/s/commitlog", segmentBytes: 4096, writeBatchBytesMax: 1 << 20, zeroFill: false });
+  const again = new CommitLog({
+    files: disk,
+    dir: "/s/commitlog",
+    segmentBytes: 4096,
+    writeBatchBytesMax: 1 << 20,
+    zeroFill: false,
+  });
   again.load();
   again.setEnd(4096 + 1092);
   const parsed = again.readRecord(4096, 1092);

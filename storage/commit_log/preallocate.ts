@@ -20,7 +20,12 @@ export class SegmentPreparation {
   #ready: Segment | undefined;
   readonly done: Promise<void>;
 
-  constructor(private readonly files: FilePort, private readonly dir: string, readonly startOffset: number, private readonly sizeBytes: number) {
+  constructor(
+    private readonly files: FilePort,
+    private readonly dir: string,
+    readonly startOffset: number,
+    private readonly sizeBytes: number,
+  ) {
     this.done = this.#run().catch(() => this.#discard());
   }
 

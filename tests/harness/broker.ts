@@ -34,7 +34,11 @@ export async function startBroker(
   });
   let listening: { url: string };
   try {
-    listening = await child.waitForJson<{ url: string }>("listening line", (v) => v.event === "listening", 60_000);
+    listening = await child.waitForJson<{ url: string }>(
+      "listening line",
+      (v) => v.event === "listening",
+      60_000,
+    );
   } catch (err) {
     child.kill("SIGKILL");
     await child.exited;
@@ -53,7 +57,11 @@ export async function startBroker(
       // Deno's node:child_process reports a signal exit for any child sent a signal, even
       // one that exits 0, so a clean stop is judged by the broker's last line instead.
       const clean = child.lines.some((l) => l.includes('"event":"stopped"'));
-      if (!clean) throw new Error(`broker did not stop cleanly; stderr: ${child.stderr.join("").slice(-2000)}`);
+      if (!clean) {
+        throw new Error(
+          `broker did not stop cleanly; stderr: ${child.stderr.join("").slice(-2000)}`,
+        );
+      }
     },
     async kill() {
       child.kill("SIGKILL");

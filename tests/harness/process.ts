@@ -14,9 +14,15 @@ export function runtimeBinary(runtime: RuntimeName): string {
   return existsSync(local) ? local : runtime;
 }
 
-export function runtimeCommand(runtime: RuntimeName, script: string, args: string[]): [string, string[]] {
+export function runtimeCommand(
+  runtime: RuntimeName,
+  script: string,
+  args: string[],
+): [string, string[]] {
   const bin = runtimeBinary(runtime);
-  return runtime === "deno" ? [bin, ["run", "-A", script, ...args]] : [bin, ["run", script, ...args]];
+  return runtime === "deno"
+    ? [bin, ["run", "-A", script, ...args]]
+    : [bin, ["run", script, ...args]];
 }
 
 export class ChildRun implements AsyncDisposable {
@@ -56,14 +62,30 @@ export class ChildRun implements AsyncDisposable {
   }
 
   /** Waits until `test` holds (checked on every output line), the child exits, or the deadline. */
-  async waitFor<T>(what: string, test: () => T | undefined | false, deadlineMs = 30_000): Promise<T> {
+  async waitFor<T>(
+    what: string,
+    test: () => T | undefined | false,
+    deadlineMs = 30_000,
+  ): Promise<T> {
     const started = performance.now();
     for (;;) {
       const v = test();
       if (v) return v;
-      if (this.#exitedNow) throw new Error(`${this.label} exited while waiting for ${what}; stderr: ${this.stderr.join("").slice(-2000)}`);
+      if (this.#exitedNow) {
+        throw new Error(
+          `${this.label} exited while waiting for ${what}; stderr: ${
+            this.stderr.join("").slice(-2000)
+          }`,
+        );
+      }
       const left = deadlineMs - (performance.now() - started);
-      if (left <= 0) throw new Error(`${this.label}: timed out waiting for ${what}; stderr: ${this.stderr.join("").slice(-2000)}`);
+      if (left <= 0) {
+        throw new Error(
+          `${this.label}: timed out waiting for ${what}; stderr: ${
+            this.stderr.join("").slice(-2000)
+          }`,
+        );
+      }
       await new Promise<void>((resolve) => {
         const t = setTimeout(done, Math.min(left, 250));
         function done() {
@@ -76,7 +98,11 @@ export class ChildRun implements AsyncDisposable {
   }
 
   /** The first stdout line that parses as JSON and satisfies `test`. */
-  waitForJson<T>(what: string, test: (value: Record<string, unknown>) => boolean, deadlineMs?: number): Promise<T> {
+  waitForJson<T>(
+    what: string,
+    test: (value: Record<string, unknown>) => boolean,
+    deadlineMs?: number,
+  ): Promise<T> {
     return this.waitFor(what, () => {
       for (const line of this.lines) {
         if (!line.startsWith("{")) continue;

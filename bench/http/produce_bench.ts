@@ -1,0 +1,201 @@
+// HTTP produce/pull benchmark. Same file on Deno and Bun:
+//   deno run -A bench/http/produce_bench.ts [--json] [--seconds 5]
+//   bun run bench/http/produce_bench.ts [--json] [--seconds 5]
+// It starts, as child processes on the runtime it runs on, a hello-world Hono server (the
+// baseline) and the broker (ASYNC_FLUSH, fresh temp folder), and drives both from this
+// process with keep-alive fetch. Figures:
+//   produce_vs_hello_ratio  single 1 KiB produces/s over hello POSTs/s, 64 connections
+//   batch_msgs_per_s        100 x 1 KiB per POST, 16 connections
+//   e2e_p50_ms/e2e_p99_ms   produce start -> message in a long-polling consumer, at about
+//                           half the measured peak produce rate
+//   wake_p99_ms             produce ack -> held pull answered (one queue, one consumer)
+// The load generator shares the 2 cores with the servers, so absolute figures are for
+// about half the machine; the ratio is what holds on a noisy machine.
+import process from "node:process";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { MqClient } from "../../client/mod.ts";
+
+const args = process.argv.slice(2);
+const json = args.includes("--json");
+const seconds = Number(args[args.indexOf("--seconds") + 1] ?? 0) || 5;
+// deno-lint-ignore no-explicit-any
+const g = globalThis as any;
+const runtime = g.Deno ? `deno ${g.Deno.version.deno}` : `bun ${g.Bun.version}`;
+const say = (line: string) => process.stderr.write(line + "\n");
+
+function startServer(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const argv = g.Deno ? ["run", "-A", script] : ["run", script];
+  const child = spawn(process.execPath, argv, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => {
+      buf += chunk;
+      const line = buf.split("\n").find((l) => l.includes('"listening"'));
+      if (line) {
+        resolve({
+          url: JSON.parse(line).url,
+          stop: () =>
+            new Promise((done) => {
+              child.on("close", () => done());
+              child.kill("SIGTERM");
+            }),
+        });
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => reject(new Error(`${script} exited early (${code})`)));
+  });
+}
+
+/** Runs `connections` loops of `once` for `ms`; returns completed operations per second. */
+async function load(
+  connections: number,
+  ms: number,
+  once: () => Promise<unknown>,
+): Promise<number> {
+  let done = 0;
+  const end = performance.now() + ms;
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (performance.now() < end) {
+      await once();
+      done++;
+    }
+  }));
+  return done / (ms / 1000);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
+}
+
+const body = new Uint8Array(1024).fill(97);
+const dataDir = mkdtempSync(`${tmpdir()}/mq-bench-http-`);
+say(
+  `# produce_bench: runtime=${runtime} seconds=${seconds} body=1024B connections=64 flush=ASYNC_FLUSH dataDir=${dataDir}`,
+);
+
+const hello = await startServer("bench/http/hello_server.ts", {});
+const broker = await startServer("runtime/main.ts", {
+  PORT: "0",
+  DATA_DIR: dataDir,
+  MQ_LOG_LEVEL: "error",
+  MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
+});
+const mq = new MqClient({ baseUrl: broker.url });
+await mq.upsertTopic("bench", { readQueueNums: 8, writeQueueNums: 8 });
+await mq.upsertTopic("e2e", { readQueueNums: 4, writeQueueNums: 4 });
+await mq.upsertTopic("wake", { readQueueNums: 1, writeQueueNums: 1 });
+
+try {
+  const post = (url: string) =>
+    fetch(`${url}/v1/topics/bench/messages`, { method: "POST", body }).then((r) => r.arrayBuffer());
+  say("warming up…");
+  await load(16, 1000, () => post(hello.url));
+  await load(16, 1000, () => post(broker.url));
+  say("hello-world Hono POST (baseline)…");
+  const helloRate = await load(64, seconds * 1000, () => post(hello.url));
+  say(`  ${helloRate.toFixed(0)} req/s`);
+  say("single produce…");
+  const produceRate = await load(64, seconds * 1000, () => post(broker.url));
+  say(`  ${produceRate.toFixed(0)} msgs/s`);
+
+  say("batch produce 100 x 1 KiB…");
+  const batch = Array.from({ length: 100 }, () => ({ body: "a".repeat(1024) }));
+  const batchReqs = await load(16, seconds * 1000, () => mq.produceBatch("bench", batch));
+  const batchRate = batchReqs * 100;
+  say(`  ${batchRate.toFixed(0)} msgs/s`);
+
+  say(`end-to-end latency at ~${(produceRate / 2).toFixed(0)} msgs/s…`);
+  const sent = new Map<string, number>();
+  const e2e: number[] = [];
+  let consuming = true;
+  const consumers = [0, 1, 2, 3].map(async (q) => {
+    let offset = (await mq.getOffsets(await ensureGroup(), "e2e")).queues[q].maxOffset;
+    while (consuming) {
+      const page = await mq.pull("e2e", q, { offset, waitMs: 1000, max: 256 });
+      const now = performance.now();
+      for (const m of page.messages) {
+        const t = sent.get(m.body);
+        if (t !== undefined) e2e.push(now - t);
+      }
+      offset = page.nextOffset;
+    }
+  });
+  const target = Math.max(100, produceRate / 2);
+  const perTickMs = 10;
+  const perTick = Math.max(1, Math.round(target * perTickMs / 1000));
+  const endAt = performance.now() + seconds * 1000;
+  let n = 0;
+  const inflight: Promise<unknown>[] = [];
+  while (performance.now() < endAt) {
+    const tickStart = performance.now();
+    for (let i = 0; i < perTick; i++) {
+      const id = `m${n++}`;
+      sent.set(id, performance.now());
+      inflight.push(mq.produce("e2e", { body: id }));
+    }
+    const wait = perTickMs - (performance.now() - tickStart);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+  await Promise.all(inflight);
+  await new Promise((r) => setTimeout(r, 300));
+  consuming = false;
+  await Promise.all(consumers);
+  e2e.sort((a, b) => a - b);
+  say(
+    `  ${e2e.length}/${n} received, p50 ${percentile(e2e, 0.5).toFixed(2)} ms, p99 ${
+      percentile(e2e, 0.99).toFixed(2)
+    } ms`,
+  );
+
+  say("long-poll wake latency…");
+  const wakes: number[] = [];
+  let wakeOffset = (await mq.pull("wake", 0, { offset: 0, max: 1 })).maxOffset;
+  for (let i = 0; i < 200; i++) {
+    const held = mq.pull("wake", 0, { offset: wakeOffset, waitMs: 5000 });
+    await new Promise((r) => setTimeout(r, 5));
+    await mq.produce("wake", { body: "w" });
+    const acked = performance.now();
+    const page = await held;
+    wakes.push(performance.now() - acked);
+    wakeOffset = page.nextOffset;
+  }
+  wakes.sort((a, b) => a - b);
+  say(
+    `  p50 ${percentile(wakes, 0.5).toFixed(2)} ms, p99 ${percentile(wakes, 0.99).toFixed(2)} ms`,
+  );
+
+  const result = {
+    runtime,
+    seconds,
+    hello_req_per_s: Math.round(helloRate),
+    produce_msgs_per_s: Math.round(produceRate),
+    produce_vs_hello_ratio: Number((produceRate / helloRate).toFixed(3)),
+    batch_msgs_per_s: Math.round(batchRate),
+    e2e_rate_msgs_per_s: Math.round(target),
+    e2e_p50_ms: Number(percentile(e2e, 0.5).toFixed(3)),
+    e2e_p99_ms: Number(percentile(e2e, 0.99).toFixed(3)),
+    wake_p50_ms: Number(percentile(wakes, 0.5).toFixed(3)),
+    wake_p99_ms: Number(percentile(wakes, 0.99).toFixed(3)),
+  };
+  if (json) process.stdout.write(JSON.stringify(result) + "\n");
+  else for (const [k, v] of Object.entries(result)) process.stdout.write(`${k.padEnd(24)} ${v}\n`);
+} finally {
+  await hello.stop();
+  await broker.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+async function ensureGroup(): Promise<string> {
+  await mq.upsertGroup("bench-e2e");
+  return "bench-e2e";
+}
