@@ -11,6 +11,7 @@ export const KEYS_MAX = 32;
 export const SHARDING_KEY_CHARS_MAX = 256;
 export const CONTENT_TYPE_CHARS_MAX = 256;
 const VISIBLE = /^[\x21-\x7e]+$/;
+// deno-lint-ignore no-control-regex -- refusing control characters is the point
 const TEXT = /^[^\x00-\x1f\x7f]*$/;
 
 export interface InputLimits {

@@ -132,6 +132,7 @@ export function checkUserProperty(name: string, value: unknown) {
       }, …) and not starting with __`,
     );
   }
+  // deno-lint-ignore no-control-regex -- refusing control characters is the point
   if (typeof value !== "string" || /[\u0000-\u001f\u007f]/.test(value)) {
     throw new BrokerError(
       "INVALID_PROPERTY",
