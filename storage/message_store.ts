@@ -337,10 +337,7 @@ export class MessageStore {
     }
     if (n === 0) return;
     this.#undispatched = n === this.#undispatched.length ? [] : this.#undispatched.slice(n);
-    for (const cq of touched) {
-      cq.flushWrites();
-      this.#arrival(cq.topic, cq.queueId, cq.maxOffset);
-    }
+    for (const cq of touched) this.#arrival(cq.topic, cq.queueId, cq.maxOffset);
     // A BLANK at a segment end is not a record: dispatch has passed it when the log has.
     if (this.#undispatched.length === 0) {
       this.#dispatchedOffset = Math.max(

@@ -9,11 +9,13 @@
 //   e2e_p50_ms/e2e_p99_ms   produce start -> message in a long-polling consumer, at about
 //                           half the measured peak produce rate
 //   wake_p99_ms             produce ack -> held pull answered (one queue, one consumer)
-// The load generator shares the 2 cores with the servers, so absolute figures are for
-// about half the machine; the ratio is what holds on a noisy machine.
+// Single produces and the hello baseline are driven by autocannon (Node.js, a separate
+// process, 64 connections); the other phases by this process's fetch. The load generator
+// shares the 2 cores with the servers, so absolute figures are for about half the
+// machine; the ratio is what holds on a noisy machine.
 import process from "node:process";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
 
@@ -53,6 +55,46 @@ function startServer(
     });
     child.on("error", reject);
     child.on("close", (code) => reject(new Error(`${script} exited early (${code})`)));
+  });
+}
+
+/** Requests/s autocannon reaches against `url` (POST of `bodyFile`), refusing any non-2xx. */
+function autocannon(
+  url: string,
+  bodyFile: string,
+  connections: number,
+  durationS: number,
+): Promise<number> {
+  const cli = new URL("../../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
+  const child = spawn("node", [
+    cli,
+    "-c",
+    String(connections),
+    "-d",
+    String(durationS),
+    "-m",
+    "POST",
+    "-i",
+    bodyFile,
+    "-j",
+    url,
+  ], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (c: string) => out += c);
+    child.on("close", () => {
+      try {
+        const r = JSON.parse(out);
+        if (r.non2xx > 0 || r.errors > 0) {
+          reject(new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors at ${url}`));
+        } else resolve(r.requests.average);
+      } catch (err) {
+        reject(err);
+      }
+    });
   });
 }
 
@@ -96,16 +138,17 @@ await mq.upsertTopic("e2e", { readQueueNums: 4, writeQueueNums: 4 });
 await mq.upsertTopic("wake", { readQueueNums: 1, writeQueueNums: 1 });
 
 try {
-  const post = (url: string) =>
-    fetch(`${url}/v1/topics/bench/messages`, { method: "POST", body }).then((r) => r.arrayBuffer());
+  const bodyFile = `${dataDir}/body-1k`;
+  writeFileSync(bodyFile, body);
+  const path = "/v1/topics/bench/messages";
   say("warming up…");
-  await load(16, 1000, () => post(hello.url));
-  await load(16, 1000, () => post(broker.url));
-  say("hello-world Hono POST (baseline)…");
-  const helloRate = await load(64, seconds * 1000, () => post(hello.url));
+  await autocannon(hello.url + path, bodyFile, 16, 1);
+  await autocannon(broker.url + path, bodyFile, 16, 1);
+  say("hello-world Hono POST (baseline), autocannon -c 64…");
+  const helloRate = await autocannon(hello.url + path, bodyFile, 64, seconds);
   say(`  ${helloRate.toFixed(0)} req/s`);
-  say("single produce…");
-  const produceRate = await load(64, seconds * 1000, () => post(broker.url));
+  say("single produce, autocannon -c 64…");
+  const produceRate = await autocannon(broker.url + path, bodyFile, 64, seconds);
   say(`  ${produceRate.toFixed(0)} msgs/s`);
 
   say("batch produce 100 x 1 KiB…");

@@ -107,8 +107,12 @@ export class CommitLog {
           `Cannot load CommitLog segment ${name} as its size ${size} or start does not match mappedFileSizeCommitLog ${this.#segmentBytes}`,
         );
       }
-      if (this.#segments.length) {
-        assert(this.#segments.at(-1)!.endOffset === start, "CommitLog segments are not contiguous");
+      if (this.#segments.length && this.#segments.at(-1)!.endOffset !== start) {
+        // A segment whose name was lost in a crash: nothing in it, or after it, was ever
+        // acknowledged (a flush waits for the name to be durable), so the rest goes.
+        file.close();
+        for (const rest of names.slice(i)) this.#files.remove(`${this.#dir}/${rest}`);
+        break;
       }
       this.#segments.push(new Segment(start, size, file));
     }

@@ -11,8 +11,10 @@ import { joinPath } from "../file_port.ts";
 import { Segment, segmentName } from "./segment.ts";
 
 export const PREALLOC_SUFFIX = ".prealloc";
-const CHUNK_BYTES = 4 * 1024 * 1024;
-/** Pause between chunks: caps the fill near 400 MB/s so it does not crowd out appends. */
+const CHUNK_BYTES = 1024 * 1024;
+/** Pause between chunks: caps the fill near 100 MB/s (a 1 GiB segment in ~11 s) so it never
+ * crowds out appends; Deno runs part of each async write on the main thread. Appends that
+ * outrun it simply get a sparse segment. */
 const PAUSE_MS = 10;
 
 export class SegmentPreparation {

@@ -12,6 +12,8 @@ import { getLong, setLong } from "../message/record.ts";
 
 export const CQ_UNIT_BYTES = 20; // CQ_STORE_UNIT_SIZE
 const PAD_SIZE = 0x7fffffff; // Integer.MAX_VALUE in a padding unit
+/** Units kept in memory before a write (64 KiB of units). */
+const PENDING_UNITS_MAX = 3276;
 
 export interface CqUnit {
   queueOffset: number;
@@ -121,6 +123,7 @@ export class ConsumeQueue {
     this.#pending.push(commitLogOffset, size, tagsCode);
     this.#maxOffset = queueOffset + 1;
     this.#maxPhysicOffset = commitLogOffset + size;
+    if (this.#pending.length >= PENDING_UNITS_MAX * 3) this.#flushWrites();
   }
 
   /** The unit of message `queueOffset`, or undefined outside [min, max). */
@@ -129,18 +132,29 @@ export class ConsumeQueue {
     return this.range(queueOffset, 1)[0];
   }
 
-  /** Up to `count` units from `queueOffset`, within one file (as RocketMQ scans one file per pull). */
+  /**
+   * Up to `count` units from `queueOffset`, within one file (as RocketMQ reads one CQ file
+   * per pull). Units not yet written are served from memory.
+   */
   range(queueOffset: number, count: number): CqUnit[] {
-    this.#flushWrites();
     if (queueOffset < this.#minOffset || queueOffset >= this.#maxOffset) return [];
-    const file = this.#fileOf(queueOffset);
-    if (!file) return [];
-    const inFile = queueOffset - file.firstUnit;
-    const n = Math.min(count, this.#maxOffset - queueOffset, this.unitsPerFile - inFile);
-    return this.#readUnits(file, inFile, n);
+    const end = Math.min(queueOffset + count, this.#maxOffset, queueOffset - (queueOffset % this.unitsPerFile) + this.unitsPerFile);
+    const pendingFirst = this.#pending.length ? this.#pendingFirst : this.#maxOffset;
+    const out: CqUnit[] = [];
+    if (queueOffset < pendingFirst) {
+      const file = this.#fileOf(queueOffset);
+      if (!file) return [];
+      out.push(...this.#readUnits(file, queueOffset - file.firstUnit, Math.min(end, pendingFirst) - queueOffset));
+    }
+    for (let q = Math.max(queueOffset, pendingFirst); q < end; q++) {
+      const p = (q - this.#pendingFirst) * 3;
+      out.push({ queueOffset: q, commitLogOffset: this.#pending[p], size: this.#pending[p + 1], tagsCode: this.#pending[p + 2] });
+    }
+    return out;
   }
 
-  /** Writes units gathered since the last call (once per dispatch round). */
+  /** Writes units gathered so far. Called by the checkpoint and when many have gathered:
+   * units are derived data, so one write per batch beats one per message. */
   flushWrites(): void {
     this.#flushWrites();
   }
