@@ -1,6 +1,7 @@
 // The message store: CommitLog + flush + ConsumeQueues + index + checkpoint, behind one
 // put/get surface (RocketMQ's DefaultMessageStore, minus the network). It knows no HTTP,
 // lease or wall clock beyond the `nowMs` it is handed.
+import { setImmediate } from "node:timers";
 import type { FilePort } from "./file_port.ts";
 import { joinPath } from "./file_port.ts";
 import type { StoreConfig } from "./config.ts";
@@ -273,24 +274,31 @@ export class MessageStore {
     );
   }
 
-  /** One write per tick for all appends made in it. */
+  /**
+   * One write for all appends made before the event loop next checks for I/O: under load
+   * many requests are parsed in one loop turn, and they share one writeSync (a syscall
+   * through Deno's node:fs costs 10-15 µs; the copy of a 1 KiB record far less).
+   */
   #scheduleWrite(): Promise<void> {
     if (!this.#writeTick) {
-      this.#writeTick = Promise.resolve().then(() => {
-        this.#writeTick = undefined;
-        try {
-          this.commitLog.writePending();
-        } catch (err) {
-          // A failed write leaves the tail unknown: stop taking writes; recovery sorts it out.
-          this.#writeFailure = err as Error;
-          throw new StoreError(
-            "STORE_NOT_WRITABLE",
-            "Cannot accept writes as a CommitLog write failed",
-            {
-              cause: err,
-            },
-          );
-        }
+      this.#writeTick = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          this.#writeTick = undefined;
+          try {
+            this.commitLog.writePending();
+            resolve();
+          } catch (err) {
+            // A failed write leaves the tail unknown: stop taking writes; recovery sorts it out.
+            this.#writeFailure = err as Error;
+            reject(
+              new StoreError(
+                "STORE_NOT_WRITABLE",
+                "Cannot accept writes as a CommitLog write failed",
+                { cause: err },
+              ),
+            );
+          }
+        });
       });
     }
     return this.#writeTick;

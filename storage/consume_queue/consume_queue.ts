@@ -138,17 +138,32 @@ export class ConsumeQueue {
    */
   range(queueOffset: number, count: number): CqUnit[] {
     if (queueOffset < this.#minOffset || queueOffset >= this.#maxOffset) return [];
-    const end = Math.min(queueOffset + count, this.#maxOffset, queueOffset - (queueOffset % this.unitsPerFile) + this.unitsPerFile);
+    const end = Math.min(
+      queueOffset + count,
+      this.#maxOffset,
+      queueOffset - (queueOffset % this.unitsPerFile) + this.unitsPerFile,
+    );
     const pendingFirst = this.#pending.length ? this.#pendingFirst : this.#maxOffset;
     const out: CqUnit[] = [];
     if (queueOffset < pendingFirst) {
       const file = this.#fileOf(queueOffset);
       if (!file) return [];
-      out.push(...this.#readUnits(file, queueOffset - file.firstUnit, Math.min(end, pendingFirst) - queueOffset));
+      out.push(
+        ...this.#readUnits(
+          file,
+          queueOffset - file.firstUnit,
+          Math.min(end, pendingFirst) - queueOffset,
+        ),
+      );
     }
     for (let q = Math.max(queueOffset, pendingFirst); q < end; q++) {
       const p = (q - this.#pendingFirst) * 3;
-      out.push({ queueOffset: q, commitLogOffset: this.#pending[p], size: this.#pending[p + 1], tagsCode: this.#pending[p + 2] });
+      out.push({
+        queueOffset: q,
+        commitLogOffset: this.#pending[p],
+        size: this.#pending[p + 1],
+        tagsCode: this.#pending[p + 2],
+      });
     }
     return out;
   }
