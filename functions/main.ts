@@ -1,0 +1,77 @@
+// The functions as their own process (split mode), on Deno or Bun:
+//   MQ_KV=http://kv-host:4510 DENO_KV_ACCESS_TOKEN=… MQ_BROKER_TOKEN=… PORT=8080 \
+//     deno run -A functions/main.ts        (or: bun run functions/main.ts)
+// It keeps no state: it reads the route table the brokers register in KV (a KV Connect
+// URL, since a local KV file cannot be shared between processes), forwards each request
+// to a live broker, and re-reads the table when a broker fails. Like runtime/main.ts it
+// is an entry file: the only place here that reads the environment and opens KV.
+import process from "node:process";
+import { createApp } from "./app.ts";
+import { KvRouteResolver } from "./resolver.ts";
+import { readRoutes } from "../runtime/protocol/routes.ts";
+import { openKv } from "../runtime/platform/kv.ts";
+import { jsonLogger } from "../runtime/log.ts";
+
+const env = (name: string, fallback: string) => process.env[name] || fallback;
+const int = (name: string, fallback: number) => {
+  const v = env(name, String(fallback));
+  if (!/^\d+$/.test(v)) throw new Error(`${name} must be a non-negative integer`);
+  return Number(v);
+};
+
+const log = jsonLogger({ level: env("MQ_LOG_LEVEL", "info") as "info", nowMs: () => Date.now(), write: (l) => process.stderr.write(l) });
+const kvUrl = env("MQ_KV", "");
+if (!kvUrl) {
+  process.stderr.write("MQ_KV must name the KV Connect endpoint the brokers register in\n");
+  process.exit(2);
+}
+const kv = await openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
+const expiryMs = int("MQ_ROUTE_EXPIRY_MS", 120_000);
+const app = await createApp({
+  broker: new KvRouteResolver(
+    { brokers: async () => (await readRoutes(kv, Date.now(), expiryMs)).map((r) => r.address) },
+    { token: env("MQ_BROKER_TOKEN", "") || undefined, cacheMs: int("MQ_ROUTE_CACHE_MS", 5000), nowMs: () => Date.now() },
+  ),
+  apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
+  limits: {
+    maxMessageSize: int("MQ_MAX_MESSAGE_SIZE", 4 * 1024 * 1024),
+    batchBodyBytesMax: int("MQ_BATCH_BODY_BYTES_MAX", 16 * 1024 * 1024),
+    batchItemsMax: int("MQ_BATCH_ITEMS_MAX", 1000),
+    bodyReadTimeoutMs: int("MQ_BODY_READ_TIMEOUT_MS", 10_000),
+    pullWaitMsMax: int("MQ_PULL_WAIT_MS_MAX", 15_000),
+    pullMsgNumsMax: int("MQ_PULL_MAX", 1000),
+    idempotencyKeyBytesMax: 256,
+    userPropertiesMax: 64,
+  },
+  log,
+});
+
+const hostname = env("HOST", "127.0.0.1");
+const port = int("PORT", 8080);
+// deno-lint-ignore no-explicit-any
+const g = globalThis as any;
+let close: () => Promise<void>;
+const url = await new Promise<string>((resolve) => {
+  if (g.Deno) {
+    const s = g.Deno.serve({ hostname, port, onListen: (a: { port: number }) => resolve(`http://${hostname}:${a.port}`) }, app.fetch);
+    close = () => s.shutdown();
+  } else {
+    const s = g.Bun.serve({ hostname, port, fetch: app.fetch, idleTimeout: 60 });
+    close = () => s.stop();
+    resolve(`http://${hostname}:${s.port}`);
+  }
+});
+log("info", "functions listening", { url, kv: kvUrl });
+process.stdout.write(JSON.stringify({ event: "listening", url, pid: process.pid }) + "\n");
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  await close();
+  kv.close();
+  process.stdout.write(JSON.stringify({ event: "stopped", pid: process.pid }) + "\n");
+  process.exit(0);
+};
+process.on("SIGTERM", () => void stop());
+process.on("SIGINT", () => void stop());
