@@ -7,7 +7,7 @@
 //   MQ_BROKER_TOKEN  the API key this app presents to brokers (an admin key there)
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { readRoutes, type RouteKv } from "../runtime/protocol/routes.ts";
+import { readRoutes, type RouteKey, type RouteKv } from "../runtime/protocol/routes.ts";
 
 // deno-lint-ignore no-explicit-any
 const Deno = (globalThis as any).Deno;

@@ -9,7 +9,7 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
-import { openKv } from "../runtime/platform/kv.ts";
+import { openKv } from "../runtime/kv/kv_port.ts";
 import { jsonLogger } from "../runtime/log.ts";
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
@@ -19,7 +19,11 @@ const int = (name: string, fallback: number) => {
   return Number(v);
 };
 
-const log = jsonLogger({ level: env("MQ_LOG_LEVEL", "info") as "info", nowMs: () => Date.now(), write: (l) => process.stderr.write(l) });
+const log = jsonLogger({
+  level: env("MQ_LOG_LEVEL", "info") as "info",
+  nowMs: () => Date.now(),
+  write: (l) => process.stderr.write(l),
+});
 const kvUrl = env("MQ_KV", "");
 if (!kvUrl) {
   process.stderr.write("MQ_KV must name the KV Connect endpoint the brokers register in\n");
@@ -30,7 +34,11 @@ const expiryMs = int("MQ_ROUTE_EXPIRY_MS", 120_000);
 const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, Date.now(), expiryMs)).map((r) => r.address) },
-    { token: env("MQ_BROKER_TOKEN", "") || undefined, cacheMs: int("MQ_ROUTE_CACHE_MS", 5000), nowMs: () => Date.now() },
+    {
+      token: env("MQ_BROKER_TOKEN", "") || undefined,
+      cacheMs: int("MQ_ROUTE_CACHE_MS", 5000),
+      nowMs: () => Date.now(),
+    },
   ),
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
   limits: {
@@ -53,7 +61,11 @@ const g = globalThis as any;
 let close: () => Promise<void>;
 const url = await new Promise<string>((resolve) => {
   if (g.Deno) {
-    const s = g.Deno.serve({ hostname, port, onListen: (a: { port: number }) => resolve(`http://${hostname}:${a.port}`) }, app.fetch);
+    const s = g.Deno.serve({
+      hostname,
+      port,
+      onListen: (a: { port: number }) => resolve(`http://${hostname}:${a.port}`),
+    }, app.fetch);
     close = () => s.shutdown();
   } else {
     const s = g.Bun.serve({ hostname, port, fetch: app.fetch, idleTimeout: 60 });

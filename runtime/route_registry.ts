@@ -7,7 +7,7 @@
 import type { BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import type { TopicConfig } from "./protocol/types.ts";
-import { openKv } from "./platform/kv.ts";
+import { openKv } from "./kv/kv_port.ts";
 import { encodeRoute, type RouteEntry, ROUTES_PREFIX } from "./protocol/routes.ts";
 
 export interface RouteRegistration {

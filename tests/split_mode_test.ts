@@ -11,9 +11,22 @@ const TOKEN = "kv-test-token-0123456789";
 
 for (const runtime of RUNTIMES) {
   Deno.test(`split mode on ${runtime}: functions process -> KV route table -> broker, and a broker restart`, async () => {
-    await using kvHost = startChild("deno", "runtime/kv/kv_host_main.ts", ["--port", "0", "--token", TOKEN]);
-    const { url: kvUrl } = await kvHost.waitForJson<{ url: string }>("KV host url", (v) => typeof v.url === "string");
-    const env = { MQ_KV: kvUrl, DENO_KV_ACCESS_TOKEN: TOKEN, MQ_ROUTE_HEARTBEAT_MS: "500", MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH" };
+    await using kvHost = startChild("deno", "runtime/kv/kv_host_main.ts", [
+      "--port",
+      "0",
+      "--token",
+      TOKEN,
+    ]);
+    const { url: kvUrl } = await kvHost.waitForJson<{ url: string }>(
+      "KV host url",
+      (v) => typeof v.url === "string",
+    );
+    const env = {
+      MQ_KV: kvUrl,
+      DENO_KV_ACCESS_TOKEN: TOKEN,
+      MQ_ROUTE_HEARTBEAT_MS: "500",
+      MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH",
+    };
     const dataDir = tempDir(`split-${runtime}`);
     try {
       const first = await startBroker(runtime, { dataDir, env });
@@ -24,7 +37,10 @@ for (const runtime of RUNTIMES) {
         MQ_ROUTE_CACHE_MS: "60000",
         MQ_LOG_LEVEL: "warn",
       });
-      const { url } = await functions.waitForJson<{ url: string }>("functions listening", (v) => v.event === "listening");
+      const { url } = await functions.waitForJson<{ url: string }>(
+        "functions listening",
+        (v) => v.event === "listening",
+      );
       const mq = new MqClient({ baseUrl: url });
       await mq.upsertTopic("Split", { readQueueNums: 1, writeQueueNums: 1 });
       const r = await mq.produce("Split", { body: "through the functions", tag: "t" });

@@ -2,11 +2,14 @@
 // functions/ (split mode, Deploy) reads routes with it too.
 import type { TopicConfig } from "./types.ts";
 
-/** The part of a KV store the route table needs (Deno.Kv and @deno/kv fit via kv_port). */
+/** A KV key, as Deno KV has them. */
+export type RouteKey = readonly (string | number | bigint | boolean | Uint8Array)[];
+
+/** The part of a KV store the route table needs (runtime/kv/kv_port.ts fits). */
 export interface RouteKv {
-  list(prefix: string[]): Promise<{ key: string[]; value: Uint8Array }[]>;
-  set(key: string[], value: Uint8Array): Promise<void>;
-  delete(key: string[]): Promise<void>;
+  list(prefix: RouteKey): Promise<{ key: RouteKey; value: Uint8Array }[]>;
+  set(key: RouteKey, value: Uint8Array): Promise<unknown>;
+  delete(key: RouteKey): Promise<void>;
 }
 
 export const ROUTES_PREFIX = ["mq", "routes"];
