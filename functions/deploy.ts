@@ -16,9 +16,9 @@ const env = (name: string, fallback = "") => Deno.env.get(name) ?? fallback;
 const kv = await Deno.openKv();
 const routeKv: RouteKv = {
   async list(prefix) {
-    const out: { key: string[]; value: Uint8Array }[] = [];
+    const out: { key: RouteKey; value: Uint8Array }[] = [];
     for await (const e of kv.list({ prefix })) {
-      out.push({ key: e.key as string[], value: e.value as Uint8Array });
+      out.push({ key: e.key as RouteKey, value: e.value as Uint8Array });
     }
     return out;
   },

@@ -24,7 +24,7 @@ check "deno check" deno check runtime/ storage/ functions/ tests/ bench/
 log=$(mktemp)
 deno test -A --parallel "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
-summary=$(grep -aE '^(ok|FAILED) \| [0-9]+ passed' "$log" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g')
+summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -aE '^(ok|FAILED) \| [0-9]+ passed' | tail -n 1)
 rm -f "$log"
 if [ -z "$summary" ]; then
   echo "deno test printed no summary (exit $status)"
