@@ -51,6 +51,7 @@ export class MqClient implements BrokerClient {
     if (message.keys?.length) headers["mq-keys"] = message.keys.join(" ");
     if (message.shardingKey !== undefined) headers["mq-sharding-key"] = message.shardingKey;
     if (message.queueId !== undefined) headers["mq-queue-id"] = String(message.queueId);
+    if (message.delayLevel !== undefined) headers["mq-delay-level"] = String(message.delayLevel);
     if (message.delayMs !== undefined) headers["mq-delay-ms"] = String(message.delayMs);
     if (message.deliverAt !== undefined) headers["mq-deliver-at"] = String(message.deliverAt);
     if (message.idempotencyKey !== undefined) headers["idempotency-key"] = message.idempotencyKey;

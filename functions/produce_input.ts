@@ -95,6 +95,8 @@ export function messageFromHeaders(
   if (queueId !== undefined) m.queueId = queueId;
   const delay = parseNonNegativeInt("Mq-Delay-Ms", headers.get("mq-delay-ms"));
   if (delay !== undefined) m.delayMs = delay;
+  const level = parseNonNegativeInt("Mq-Delay-Level", headers.get("mq-delay-level"), 1000);
+  if (level !== undefined) m.delayLevel = level;
   const at = parseNonNegativeInt("Mq-Deliver-At", headers.get("mq-deliver-at"));
   if (at !== undefined) m.deliverAt = at;
   const contentType = headers.get("content-type");
@@ -129,6 +131,7 @@ const batchItem = z.object({
   keys: z.array(z.string()).optional(),
   shardingKey: z.string().optional(),
   queueId: z.number().int().min(0).max(65535).optional(),
+  delayLevel: z.number().int().min(0).max(1000).optional(),
   delayMs: z.number().int().min(0).optional(),
   deliverAt: z.number().int().min(0).optional(),
   properties: z.record(z.string(), z.string()).optional(),
@@ -168,6 +171,7 @@ export function messageFromItem(item: unknown, limits: InputLimits): ProduceMess
     m.shardingKey = checkText("shardingKey", v.shardingKey, SHARDING_KEY_CHARS_MAX);
   }
   if (v.queueId !== undefined) m.queueId = v.queueId;
+  if (v.delayLevel !== undefined) m.delayLevel = v.delayLevel;
   if (v.delayMs !== undefined) m.delayMs = v.delayMs;
   if (v.deliverAt !== undefined) m.deliverAt = v.deliverAt;
   if (v.contentType !== undefined) {

@@ -14,7 +14,8 @@ import {
   type TopicConfig as StoredTopic,
 } from "../storage/metadata/metadata_store.ts";
 import { ConsumerOffsetStore } from "../storage/metadata/offset_store.ts";
-import { tagsCodeOf } from "../storage/dispatch_request.ts";
+import { PROPERTY_DELAY, SCHEDULE_TOPIC, tagsCodeOf } from "../storage/dispatch_request.ts";
+import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC, ScheduleService } from "./schedule_service.ts";
 import type { BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BrokerError } from "./protocol/errors.ts";
@@ -66,6 +67,7 @@ const LOOPBACK = { ip: new Uint8Array([127, 0, 0, 1]), port: 0 };
 export class Broker implements BrokerClient {
   readonly store: MessageStore;
   readonly holds: PullHoldService;
+  schedule: ScheduleService | undefined;
   #metadataHandle: MetadataDbHandle | undefined;
   #metadata: MetadataStore | undefined;
   #offsets: ConsumerOffsetStore | undefined;
@@ -89,9 +91,10 @@ export class Broker implements BrokerClient {
       diskUsedRatio: deps.diskUsedRatio,
     });
     this.holds = new PullHoldService({ holdsMax: deps.config.heldPullsMax });
-    this.store.onArrival((topic, queueId, maxOffset) =>
-      this.holds.arriving(topic, queueId, maxOffset)
-    );
+    this.store.onArrival((topic, queueId, maxOffset) => {
+      if (topic === SCHEDULE_TOPIC) this.schedule?.arriving(queueId);
+      else this.holds.arriving(topic, queueId, maxOffset);
+    });
     this.#idempotency = new IdempotencyCache({
       windowMs: deps.config.idempotencyWindowMs,
       keysMax: deps.config.idempotencyKeysMax,
@@ -113,6 +116,14 @@ export class Broker implements BrokerClient {
     const report = await this.store.open();
     log("info", "store recovered", { ...report, ms: this.deps.nowMs() - started });
     this.store.start();
+    this.schedule = new ScheduleService(this.store, {
+      dataDir: config.dataDir,
+      nowMs: this.deps.nowMs,
+      log,
+      storeHost: this.#storeHost,
+      flushDelayOffsetIntervalMs: config.flushDelayOffsetIntervalMs,
+    });
+    this.schedule.start();
     this.#metadataHandle = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
     this.#metadata = new MetadataStore(this.#metadataHandle.db, { nowMs: this.deps.nowMs });
     this.#offsets = await ConsumerOffsetStore.open(this.#metadataHandle.db, {
@@ -138,6 +149,9 @@ export class Broker implements BrokerClient {
     if (this.#closed) return;
     this.#closed = true;
     this.drain();
+    await this.schedule?.stop().catch((err) =>
+      this.deps.log("error", "persisting delay offsets failed", { err: String(err) })
+    );
     await this.#offsets?.stop().catch((err) =>
       this.deps.log("error", "final offset persist failed", { err: String(err) })
     );
@@ -195,6 +209,14 @@ export class Broker implements BrokerClient {
         "Cannot schedule delivery yet: delay levels and the timer wheel are not built in this version (issue #5); send without Mq-Delay-Ms/Mq-Deliver-At",
       );
     }
+    const levels = this.store.delayLevelsMs.length;
+    const level = message.delayLevel ?? 0;
+    if (!Number.isInteger(level) || level < 0 || level > levels) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot use delay level ${level}: levels are 1-${levels} (${this.config.store.messageDelayLevel}), 0 for none`,
+      );
+    }
     const queueId = this.#selectQueue(topic, message);
     const messageId = this.#ids.next();
     const properties = new Map<string, string>();
@@ -216,6 +238,36 @@ export class Broker implements BrokerClient {
     }
     if (message.contentType !== undefined) {
       properties.set(PROPERTY_CONTENT_TYPE, message.contentType);
+    }
+    if (level > 0) {
+      // The delay hook: park in SCHEDULE_TOPIC_XXXX queue level-1, remember the real place.
+      properties.set(PROPERTY_DELAY, String(level));
+      properties.set(PROPERTY_REAL_TOPIC, topic.name);
+      properties.set(PROPERTY_REAL_QID, String(queueId));
+      const bornTimestamp = this.deps.nowMs();
+      return this.store.putMessage({
+        topic: SCHEDULE_TOPIC,
+        queueId: level - 1,
+        body: message.body,
+        properties,
+        bornTimestamp,
+        bornHost: LOOPBACK,
+        storeHost: this.#storeHost,
+      }).then(
+        (r) => ({
+          messageId,
+          topic: topic.name,
+          queueId,
+          queueOffset: -1,
+          commitLogOffset: r.commitLogOffset,
+          storeTimestamp: r.storeTimestamp,
+          durability: r.durability,
+          deliverAt: r.storeTimestamp + this.store.delayLevelsMs[level - 1],
+        }),
+        (err) => {
+          throw fromStoreError(err);
+        },
+      );
     }
     const input: MessageInput = {
       topic: topic.name,

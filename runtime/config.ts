@@ -47,6 +47,8 @@ export interface BrokerConfig {
   routeHeartbeatMs: number;
   routeExpiryMs: number;
   offsetPersistIntervalMs: number;
+  /** Delay-level progress (delayOffset.json) persisted every, ms (flushDelayOffsetInterval). */
+  flushDelayOffsetIntervalMs: number;
   /** Graceful shutdown gives held requests and flushes this long, ms. */
   shutdownGraceMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -229,6 +231,18 @@ export const SETTINGS: Setting[] = [
     "Consumer offsets persisted every, ms. Default 5000.",
   ),
   s(
+    "flushDelayOffsetIntervalMs",
+    "MQ_DELAY_OFFSET_PERSIST_MS",
+    "int",
+    "Delay-level progress persisted every, ms. Default 10000.",
+  ),
+  s(
+    "store.messageDelayLevel",
+    "MQ_DELAY_LEVELS",
+    "string",
+    "Delay levels. Default 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h.",
+  ),
+  s(
     "shutdownGraceMs",
     "MQ_SHUTDOWN_GRACE_MS",
     "int",
@@ -272,6 +286,7 @@ export function defaultBrokerConfig(dataDir = "./data"): BrokerConfig {
     routeHeartbeatMs: 30_000,
     routeExpiryMs: 120_000,
     offsetPersistIntervalMs: 5000,
+    flushDelayOffsetIntervalMs: 10_000,
     shutdownGraceMs: 10_000,
     logLevel: "info",
   };

@@ -43,6 +43,8 @@ export interface StoreConfig {
   diskSpaceWarningLevelRatio: number;
   /** At most this many segments deleted per retention run (deleteFileBatchMax). 10. */
   deleteFileBatchMax: number;
+  /** Delay levels (messageDelayLevel): level N waits the Nth duration. 18 levels. */
+  messageDelayLevel: string;
   /** Refuse to start when recovery finds damage below the last checkpointed flush point,
    * instead of truncating acknowledged data. true. */
   refuseCorruptionBelowCheckpoint: boolean;
@@ -73,5 +75,6 @@ export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
     diskSpaceWarningLevelRatio: 90,
     deleteFileBatchMax: 10,
     refuseCorruptionBelowCheckpoint: true,
+    messageDelayLevel: "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
   };
 }

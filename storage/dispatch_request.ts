@@ -31,17 +31,59 @@ export function tagsCodeOf(tags: string | undefined): number {
   return tags ? javaStringHashCode(tags) : 0;
 }
 
+export const SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX";
+export const PROPERTY_DELAY = "DELAY";
+
+/** RocketMQ's messageDelayLevel ("1s 5s ... 2h") as milliseconds; level N is index N-1. */
+export function parseDelayLevels(text: string): number[] {
+  // s, m, h and d as RocketMQ; ms is ours (short levels for tests).
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  return text.trim().split(/\s+/).map((part) => {
+    const m = /^(\d+)(ms|s|m|h|d)$/.exec(part);
+    if (!m) {
+      throw new Error(`Bad delay level ${JSON.stringify(part)}: use a number and s, m, h or d`);
+    }
+    return Number(m[1]) * unit[m[2]];
+  });
+}
+
+/**
+ * tagsCode of a ConsumeQueue unit: the tag hash, except in SCHEDULE_TOPIC_XXXX, where it is
+ * the delivery time = store time + the level's delay (level capped at the table's length; a
+ * level with no entry gives store + 1000), as RocketMQ computes it when building the entry.
+ */
+export function consumeQueueTagsCode(
+  topic: string,
+  properties: Map<string, string>,
+  storeTimestamp: number,
+  delayLevelsMs: readonly number[],
+): number {
+  if (topic === SCHEDULE_TOPIC) {
+    const level = Math.min(Number(properties.get(PROPERTY_DELAY) ?? 0), delayLevelsMs.length);
+    return storeTimestamp + (level >= 1 ? delayLevelsMs[level - 1] : 1000);
+  }
+  return tagsCodeOf(properties.get(PROPERTY_TAGS));
+}
+
 export function keysOf(keys: string | undefined): string[] {
   return keys ? keys.split(" ").filter((k) => k.length > 0) : [];
 }
 
-export function dispatchRequestOf(record: MessageRecord): DispatchRequest {
+export function dispatchRequestOf(
+  record: MessageRecord,
+  delayLevelsMs: readonly number[],
+): DispatchRequest {
   return {
     topic: record.topic,
     queueId: record.queueId,
     commitLogOffset: record.physicalOffset,
     msgSize: record.totalSize,
-    tagsCode: tagsCodeOf(record.properties.get(PROPERTY_TAGS)),
+    tagsCode: consumeQueueTagsCode(
+      record.topic,
+      record.properties,
+      record.storeTimestamp,
+      delayLevelsMs,
+    ),
     storeTimestamp: record.storeTimestamp,
     consumeQueueOffset: record.queueOffset,
     keys: keysOf(record.properties.get(PROPERTY_KEYS)),

@@ -20,8 +20,10 @@ import {
 } from "./message/record.ts";
 import {
   buildsConsumeQueue,
+  consumeQueueTagsCode,
   type DispatchRequest,
   keysOf,
+  parseDelayLevels,
   PROPERTY_KEYS,
   PROPERTY_TAGS,
   PROPERTY_UNIQ_KEY,
@@ -93,6 +95,8 @@ export class MessageStore {
   readonly groupCommit: GroupCommit;
   readonly consumeQueues: ConsumeQueueStore;
   readonly index: IndexService;
+  /** messageDelayLevel in ms: level N delays by delayLevelsMs[N - 1]. */
+  readonly delayLevelsMs: readonly number[];
   readonly #nowMs: () => number;
   readonly #log: StoreLog;
   readonly #retention: Retention;
@@ -117,6 +121,7 @@ export class MessageStore {
     this.#nowMs = options.nowMs;
     this.#log = options.log ?? (() => {});
     const root = this.config.storePathRootDir;
+    this.delayLevelsMs = parseDelayLevels(this.config.messageDelayLevel);
     this.commitLog = new CommitLog({
       files: this.files,
       dir: joinPath(root, "commitlog"),
@@ -248,7 +253,7 @@ export class MessageStore {
       queueId: prepared.queueId,
       commitLogOffset: position.physicalOffset,
       msgSize: position.size,
-      tagsCode: tagsCodeOf(props.get(PROPERTY_TAGS)),
+      tagsCode: consumeQueueTagsCode(prepared.topic, props, storeTimestamp, this.delayLevelsMs),
       storeTimestamp,
       consumeQueueOffset: queueOffset,
       keys: keysOf(props.get(PROPERTY_KEYS)),

@@ -180,7 +180,7 @@ function scanFrom(
         );
       }
     }
-    dispatch(dispatchRequestOf(record));
+    dispatch(dispatchRequestOf(record, store.delayLevelsMs));
     records++;
     lastStoreTimestamp = record.storeTimestamp;
     pos += result.size;

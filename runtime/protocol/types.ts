@@ -12,7 +12,11 @@ export interface ProduceMessage {
   shardingKey?: string;
   /** Explicit queue (takes precedence over shardingKey). */
   queueId?: number;
+  /** RocketMQ delay level 1-18 (1s 5s 10s 30s 1m … 2h), through SCHEDULE_TOPIC_XXXX. */
+  delayLevel?: number;
+  /** Deliver after this many ms (timer wheel). */
   delayMs?: number;
+  /** Deliver at this epoch ms (timer wheel). */
   deliverAt?: number;
   properties?: Record<string, string>;
   idempotencyKey?: string;
@@ -26,6 +30,9 @@ export interface ProduceResult {
   commitLogOffset: number;
   storeTimestamp: number;
   durability: Durability;
+  /** Set for a scheduled message: when it will be delivered (epoch ms). Its queueOffset is
+   * -1 until then: the offset in the real queue is assigned at delivery. */
+  deliverAt?: number;
   /** True when an Idempotency-Key repeat returned the first result and stored nothing. */
   idempotentReplay?: boolean;
 }
