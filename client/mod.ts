@@ -5,6 +5,8 @@ import { BrokerError } from "../runtime/protocol/errors.ts";
 import type {
   BatchItemResult,
   BrokerClient,
+  CronScheduleInput,
+  CronScheduleView,
   FindQuery,
   GroupOffsets,
   HealthInfo,
@@ -148,6 +150,28 @@ export class MqClient implements BrokerClient {
   }
   health(): Promise<HealthInfo> {
     return this.#request("GET", "/healthz");
+  }
+  createSchedule(
+    input: Omit<CronScheduleInput, "message"> & { message: Produce },
+  ): Promise<CronScheduleView> {
+    const { body, ...rest } = input.message;
+    const message = typeof body === "string"
+      ? { ...rest, body }
+      : { ...rest, body: base64(body), bodyEncoding: "base64" };
+    return this.#request("POST", "/v1/schedules", { json: { ...input, message } });
+  }
+  async listSchedules(): Promise<CronScheduleView[]> {
+    return (await this.#request<{ schedules: CronScheduleView[] }>("GET", "/v1/schedules"))
+      .schedules;
+  }
+  getSchedule(id: string): Promise<CronScheduleView> {
+    return this.#request("GET", `/v1/schedules/${enc_(id)}`);
+  }
+  setSchedulePaused(id: string, paused: boolean): Promise<CronScheduleView> {
+    return this.#request("POST", `/v1/schedules/${enc_(id)}/${paused ? "pause" : "resume"}`);
+  }
+  async deleteSchedule(id: string): Promise<void> {
+    await this.#request("DELETE", `/v1/schedules/${enc_(id)}`);
   }
 
   async #request<T>(

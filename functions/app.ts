@@ -299,6 +299,78 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     return c.json(await call((b) => b.commitOffset(group, topic, queueId, body.offset as number)));
   });
 
+  app.post("/v1/schedules", async (c) => {
+    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    const allowed = new Set(["topic", "cron", "timeZone", "missedTicks", "paused", "message"]);
+    for (const k of Object.keys(body)) {
+      if (!allowed.has(k)) {
+        throw new BrokerError("INVALID_PARAMETER", `Unknown schedule field ${k}`);
+      }
+    }
+    if (typeof body.topic !== "string" || typeof body.cron !== "string") {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "Cannot create a schedule without topic and cron (strings)",
+      );
+    }
+    if (body.timeZone !== undefined && typeof body.timeZone !== "string") {
+      throw new BrokerError("INVALID_PARAMETER", "timeZone must be a string");
+    }
+    if (body.paused !== undefined && typeof body.paused !== "boolean") {
+      throw new BrokerError("INVALID_PARAMETER", "paused must be a boolean");
+    }
+    const topic = checkUserTopic(body.topic);
+    allow(c, "publish", { topic });
+    const message = messageFromItem(body.message, limits);
+    if (message.body.length > limits.maxMessageSize) {
+      throw new BrokerError(
+        "MESSAGE_TOO_LARGE",
+        `Cannot store a schedule message over maxMessageSize ${limits.maxMessageSize} bytes`,
+      );
+    }
+    if (
+      message.idempotencyKey !== undefined || message.delayMs !== undefined ||
+      message.deliverAt !== undefined || message.delayLevel !== undefined
+    ) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "A schedule's message cannot carry idempotencyKey or a delay",
+      );
+    }
+    const view = await call((b) =>
+      b.createSchedule({
+        topic,
+        cron: body.cron as string,
+        timeZone: body.timeZone as string | undefined,
+        missedTicks: body.missedTicks as "skip" | "fire_once" | undefined,
+        paused: body.paused as boolean | undefined,
+        message,
+      })
+    );
+    return c.json(view, 201);
+  });
+  app.get("/v1/schedules", async (c) => {
+    allow(c, "any");
+    return c.json({ schedules: await call((b) => b.listSchedules()) });
+  });
+  app.get("/v1/schedules/:id", async (c) => {
+    allow(c, "any");
+    return c.json(await call((b) => b.getSchedule(c.req.param("id"))));
+  });
+  for (const [action, paused] of [["pause", true], ["resume", false]] as const) {
+    app.post(`/v1/schedules/:id/${action}`, async (c) => {
+      const id = c.req.param("id");
+      allow(c, "publish", { topic: (await call((b) => b.getSchedule(id))).topic });
+      return c.json(await call((b) => b.setSchedulePaused(id, paused)));
+    });
+  }
+  app.delete("/v1/schedules/:id", async (c) => {
+    const id = c.req.param("id");
+    allow(c, "publish", { topic: (await call((b) => b.getSchedule(id))).topic });
+    await call((b) => b.deleteSchedule(id));
+    return c.body(null, 204);
+  });
+
   return app;
 }
 

@@ -212,6 +212,50 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/v1/schedules": {
+        get: { summary: "List cron schedules", responses: { "200": json("Schedules"), ...errors } },
+        post: {
+          summary: "Create a cron schedule that publishes a message to a topic",
+          requestBody: {
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  required: ["topic", "cron", "message"],
+                  properties: {
+                    topic: { type: "string" },
+                    cron: { type: "string" },
+                    timeZone: { type: "string" },
+                    missedTicks: { enum: ["skip", "fire_once"] },
+                    paused: { type: "boolean" },
+                    message: { type: "object" },
+                  },
+                },
+              },
+            },
+          },
+          responses: { "201": json("Schedule"), ...errors },
+        },
+      },
+      "/v1/schedules/{id}": {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+        get: { summary: "Get a schedule", responses: { "200": json("Schedule"), ...errors } },
+        delete: {
+          summary: "Delete a schedule",
+          responses: { "204": { description: "Deleted" }, ...errors },
+        },
+      },
+      "/v1/schedules/{id}/pause": {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+        post: { summary: "Pause a schedule", responses: { "200": json("Schedule"), ...errors } },
+      },
+      "/v1/schedules/{id}/resume": {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+        post: {
+          summary: "Resume a schedule (ticks that fell while paused are not published)",
+          responses: { "200": json("Schedule"), ...errors },
+        },
+      },
       "/v1/groups/{group}": {
         parameters: [group],
         put: { summary: "Create a consumer group", responses: { "200": json("Group"), ...errors } },

@@ -28,6 +28,8 @@ import {
 import type {
   BatchItemResult,
   BrokerClient,
+  CronScheduleInput,
+  CronScheduleView,
   FindQuery,
   GroupOffsets,
   HealthInfo,
@@ -42,6 +44,7 @@ import type {
 } from "./protocol/types.ts";
 import { MESSAGE_ID_PATTERN, MessageIdGenerator } from "./message_id.ts";
 import { PullHoldService } from "./long_polling.ts";
+import { checkCron, CronService } from "./cron_service.ts";
 import { IdempotencyCache } from "./idempotency.ts";
 import {
   fromStoreError,
@@ -68,6 +71,7 @@ export class Broker implements BrokerClient {
   readonly store: MessageStore;
   readonly holds: PullHoldService;
   schedule: ScheduleService | undefined;
+  #cron: CronService | undefined;
   #metadataHandle: MetadataDbHandle | undefined;
   #metadata: MetadataStore | undefined;
   #offsets: ConsumerOffsetStore | undefined;
@@ -136,6 +140,15 @@ export class Broker implements BrokerClient {
     });
     for (const t of await this.#metadata.listTopics()) this.#topics.set(t.topicName, toTopic(t));
     for (const g of await this.#metadata.listConsumerGroups()) this.#groups.add(g.groupName);
+    this.#cron = new CronService({
+      db: this.#metadataHandle.db,
+      produce: (topic, message) => this.produce(topic, message),
+      nowMs: this.deps.nowMs,
+      log,
+      schedulesMax: config.cronSchedulesMax,
+      newId: () => crypto.randomUUID(),
+    });
+    await this.#cron.start();
   }
 
   /** First step of a graceful stop: answer held pulls now and refuse new writes. */
@@ -148,6 +161,7 @@ export class Broker implements BrokerClient {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#cron?.stop();
     this.drain();
     await this.schedule?.stop().catch((err) =>
       this.deps.log("error", "persisting delay offsets failed", { err: String(err) })
@@ -647,6 +661,35 @@ export class Broker implements BrokerClient {
       }
     }
     return Promise.resolve(out);
+  }
+
+  // ---- cron schedules ----
+
+  async createSchedule(input: CronScheduleInput): Promise<CronScheduleView> {
+    await this.#writableTopic(input.topic);
+    checkCron(input.cron, input.timeZone ?? "UTC");
+    if (
+      input.missedTicks !== undefined && input.missedTicks !== "skip" &&
+      input.missedTicks !== "fire_once"
+    ) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot use missedTicks ${JSON.stringify(input.missedTicks)}: skip or fire_once`,
+      );
+    }
+    return this.#cron!.create(input);
+  }
+  listSchedules(): Promise<CronScheduleView[]> {
+    return Promise.resolve(this.#cron!.list());
+  }
+  getSchedule(id: string): Promise<CronScheduleView> {
+    return Promise.resolve().then(() => this.#cron!.get(id));
+  }
+  setSchedulePaused(id: string, paused: boolean): Promise<CronScheduleView> {
+    return Promise.resolve().then(() => this.#cron!.setPaused(id, paused));
+  }
+  deleteSchedule(id: string): Promise<void> {
+    return Promise.resolve().then(() => this.#cron!.delete(id));
   }
 
   health(): Promise<HealthInfo> {

@@ -49,6 +49,8 @@ export interface BrokerConfig {
   offsetPersistIntervalMs: number;
   /** Delay-level progress (delayOffset.json) persisted every, ms (flushDelayOffsetInterval). */
   flushDelayOffsetIntervalMs: number;
+  /** Cron schedules at once. */
+  cronSchedulesMax: number;
   /** Graceful shutdown gives held requests and flushes this long, ms. */
   shutdownGraceMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -287,6 +289,7 @@ export function defaultBrokerConfig(dataDir = "./data"): BrokerConfig {
     routeExpiryMs: 120_000,
     offsetPersistIntervalMs: 5000,
     flushDelayOffsetIntervalMs: 10_000,
+    cronSchedulesMax: 1000,
     shutdownGraceMs: 10_000,
     logLevel: "info",
   };

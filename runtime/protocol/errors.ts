@@ -44,6 +44,11 @@ export const PROBLEMS = {
     title: "No such consumer group",
   },
   QUEUE_NOT_FOUND: { status: 404, type: "/problems/queue-not-found", title: "No such queue" },
+  SCHEDULE_NOT_FOUND: {
+    status: 404,
+    type: "/problems/schedule-not-found",
+    title: "No such schedule",
+  },
   MESSAGE_NOT_FOUND: { status: 404, type: "/problems/message-not-found", title: "No such message" },
   ROUTE_NOT_FOUND: { status: 404, type: "/problems/not-found", title: "No such route" },
   METHOD_NOT_ALLOWED: {

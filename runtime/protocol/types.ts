@@ -157,6 +157,11 @@ export interface BrokerClient {
   getMessageById(messageId: string, topic?: string): Promise<WireMessage>;
   findMessages(topic: string, query: FindQuery): Promise<WireMessage[]>;
   health(): Promise<HealthInfo>;
+  createSchedule(input: CronScheduleInput): Promise<CronScheduleView>;
+  listSchedules(): Promise<CronScheduleView[]>;
+  getSchedule(id: string): Promise<CronScheduleView>;
+  setSchedulePaused(id: string, paused: boolean): Promise<CronScheduleView>;
+  deleteSchedule(id: string): Promise<void>;
 }
 
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
@@ -177,4 +182,26 @@ export interface ApiKeyConfig {
   subscribe?: string[];
   /** Topic administration, offset resets, everything. */
   admin?: boolean;
+}
+
+export interface CronScheduleInput {
+  topic: string;
+  cron: string;
+  /** IANA time zone; default UTC. */
+  timeZone?: string;
+  message: ProduceMessage;
+  /** Ticks missed while the broker was down: "skip" (default) or "fire_once". */
+  missedTicks?: "skip" | "fire_once";
+  paused?: boolean;
+}
+
+export interface CronScheduleView {
+  id: string;
+  topic: string;
+  cron: string;
+  timeZone: string;
+  paused: boolean;
+  missedTicks: "skip" | "fire_once";
+  lastTickAt: number | null;
+  nextTickAt: number | null;
 }

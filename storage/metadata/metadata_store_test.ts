@@ -14,7 +14,13 @@ import {
 } from "./metadata_store.ts";
 import { SCHEMA_VERSION_LATEST } from "./migrations.ts";
 import { ConsumerOffsetStore } from "./offset_store.ts";
-import { consumerGroup, consumerOffset, schemaVersion, topicConfig } from "./schema.ts";
+import {
+  consumerGroup,
+  consumerOffset,
+  cronSchedule,
+  schemaVersion,
+  topicConfig,
+} from "./schema.ts";
 import { type MetadataDbHandle, openMetadataDb } from "./sqlite.ts";
 
 /** A manual wall clock: each read returns the current value; tests move it. */
@@ -89,7 +95,13 @@ Deno.test("openMetadataDb() creates the tables of schema.ts, once", async (t) =>
         await withDb(path, async (handle) => {
           assert.equal(handle.schemaVersion, SCHEMA_VERSION_LATEST);
           assert.equal(handle.driver, "node:sqlite");
-          const tables: SQLiteTable[] = [topicConfig, consumerGroup, consumerOffset, schemaVersion];
+          const tables: SQLiteTable[] = [
+            topicConfig,
+            consumerGroup,
+            consumerOffset,
+            cronSchedule,
+            schemaVersion,
+          ];
           for (const table of tables) {
             const config = getTableConfig(table);
             const keyColumns = config.primaryKeys[0]?.columns.map((c) => c.name) ??
@@ -127,7 +139,7 @@ Deno.test("openMetadataDb() creates the tables of schema.ts, once", async (t) =>
       await withDb(path, async (handle) => {
         assert.equal(handle.schemaVersion, SCHEMA_VERSION_LATEST);
         const versions = await handle.db.select().from(schemaVersion);
-        assert.deepEqual(versions, [{ version: 1 }]);
+        assert.deepEqual(versions, [{ version: 1 }, { version: 2 }]);
       });
     });
 

@@ -60,6 +60,23 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX IF NOT EXISTS consumer_offset_topic ON consumer_offset (topic_name)`,
     ],
   },
+  {
+    version: 2,
+    statements: [
+      `CREATE TABLE IF NOT EXISTS cron_schedule (
+        schedule_id TEXT PRIMARY KEY NOT NULL,
+        topic_name TEXT NOT NULL,
+        cron TEXT NOT NULL,
+        time_zone TEXT NOT NULL DEFAULT 'UTC',
+        message_json TEXT NOT NULL,
+        is_paused INTEGER NOT NULL DEFAULT 0,
+        missed_ticks TEXT NOT NULL DEFAULT 'skip',
+        last_tick_ms INTEGER,
+        created_at_ms INTEGER NOT NULL,
+        updated_at_ms INTEGER NOT NULL
+      ) STRICT`,
+    ],
+  },
 ];
 
 for (const [index, migration] of MIGRATIONS.entries()) {

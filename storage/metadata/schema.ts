@@ -60,12 +60,35 @@ export const consumerOffset = sqliteTable("consumer_offset", {
   primaryKey({ columns: [t.groupName, t.topicName, t.queueId] }),
 ]);
 
+/** One row per cron schedule: publish `message_json` to `topic_name` on `cron` in `time_zone`. */
+export const cronSchedule = sqliteTable("cron_schedule", {
+  scheduleId: text("schedule_id").primaryKey(),
+  topicName: text("topic_name").notNull(),
+  cron: text("cron").notNull(),
+  timeZone: text("time_zone").notNull().default("UTC"),
+  /** The message to publish, as the batch API's item JSON. */
+  messageJson: text("message_json").notNull(),
+  paused: integer("is_paused", { mode: "boolean" }).notNull().default(false),
+  /** What to do with ticks missed while the broker was down: "skip" or "fire_once". */
+  missedTicks: text("missed_ticks", { enum: ["skip", "fire_once"] }).notNull().default("skip"),
+  /** The scheduled time of the last tick that was published; null before the first. */
+  lastTickMs: integer("last_tick_ms"),
+  createdAtMs: integer("created_at_ms").notNull(),
+  updatedAtMs: integer("updated_at_ms").notNull(),
+});
+
 /** Versions of migrations.ts applied to this file, one row each. */
 export const schemaVersion = sqliteTable("schema_version", {
   version: integer("version").primaryKey(),
 });
 
-export const metadataSchema = { topicConfig, consumerGroup, consumerOffset, schemaVersion };
+export const metadataSchema = {
+  topicConfig,
+  consumerGroup,
+  consumerOffset,
+  cronSchedule,
+  schemaVersion,
+};
 
 /** The drizzle database over one metadata file, as sqlite.ts opens it. Every query is async:
  * the sqlite-proxy driver awaits each statement. */

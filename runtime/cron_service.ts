@@ -1,0 +1,250 @@
+// Cron schedules: publish a stored message to a topic on a cron expression in a time zone.
+// Expressions are parsed and stepped by croner (5 or 6 fields, seconds optional); across
+// DST changes croner 11 fires a wall-clock time that does not exist (spring forward) once,
+// at the first instant after the gap, and a time that exists twice (fall back) at both
+// instants. Schedules live in the metadata database; each published tick is recorded
+// there (lastTickMs). Ticks missed while the broker was down are a per-schedule setting:
+//   "skip"       (default) resume with the next tick after now;
+//   "fire_once"  publish once for all missed ticks, then resume.
+// A crash between publishing a tick and recording it publishes it again on restart with
+// "fire_once" (at-least-once); each tick carries the Idempotency-Key cron:{id}:{tickMs}.
+import { Cron } from "croner";
+import { eq } from "drizzle-orm";
+import { cronSchedule, type MetadataDb } from "../storage/metadata/schema.ts";
+import { BrokerError } from "./protocol/errors.ts";
+import type {
+  CronScheduleInput,
+  CronScheduleView,
+  ProduceMessage,
+  ProduceResult,
+} from "./protocol/types.ts";
+import type { Logger } from "./log.ts";
+import { fromBase64, toBase64 } from "./wire.ts";
+
+/** Longest single sleep; the loop re-plans after it (clock changes, new schedules). */
+const SLEEP_MS_MAX = 60_000;
+
+interface StoredMessage {
+  body: string; // base64
+  tag?: string;
+  keys?: string[];
+  properties?: Record<string, string>;
+  contentType?: string;
+}
+
+type Row = typeof cronSchedule.$inferSelect;
+
+/** The first tick strictly after `afterMs`, or undefined if the expression never fires again. */
+export function nextTickMs(cron: string, timeZone: string, afterMs: number): number | undefined {
+  const job = new Cron(cron, { timezone: timeZone, paused: true });
+  return job.nextRun(new Date(afterMs))?.getTime();
+}
+
+export function checkCron(cron: string, timeZone: string): void {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone }).format(0);
+  } catch {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `Cannot use time zone ${JSON.stringify(timeZone)}: use an IANA name such as Europe/Berlin`,
+    );
+  }
+  try {
+    new Cron(cron, { timezone: timeZone, paused: true });
+  } catch (err) {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `Cannot parse cron expression ${JSON.stringify(cron)}: ${(err as Error).message}`,
+    );
+  }
+}
+
+export class CronService {
+  #rows = new Map<string, Row>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+  #firing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly options: {
+      db: MetadataDb;
+      produce: (topic: string, message: ProduceMessage) => Promise<ProduceResult>;
+      nowMs: () => number;
+      log: Logger;
+      schedulesMax: number;
+      newId: () => string;
+    },
+  ) {}
+
+  async start(): Promise<void> {
+    for (const row of await this.options.db.select().from(cronSchedule)) {
+      this.#rows.set(row.scheduleId, row);
+    }
+    const now = this.options.nowMs();
+    for (const row of this.#rows.values()) {
+      if (row.paused) continue;
+      const next = nextTickMs(row.cron, row.timeZone, row.lastTickMs ?? row.createdAtMs);
+      if (next === undefined || next > now) continue;
+      if (row.missedTicks === "fire_once") await this.#publish(row, next);
+      await this.#record(row, now);
+    }
+    this.#plan();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#firing;
+  }
+
+  async create(input: CronScheduleInput): Promise<CronScheduleView> {
+    checkCron(input.cron, input.timeZone ?? "UTC");
+    if (this.#rows.size >= this.options.schedulesMax) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot create more than ${this.options.schedulesMax} schedules (cronSchedulesMax)`,
+      );
+    }
+    const now = this.options.nowMs();
+    const m = input.message;
+    const stored: StoredMessage = {
+      body: toBase64(m.body),
+      tag: m.tag,
+      keys: m.keys,
+      properties: m.properties,
+      contentType: m.contentType,
+    };
+    const row: Row = {
+      scheduleId: this.options.newId(),
+      topicName: input.topic,
+      cron: input.cron,
+      timeZone: input.timeZone ?? "UTC",
+      messageJson: JSON.stringify(stored),
+      paused: input.paused ?? false,
+      missedTicks: input.missedTicks ?? "skip",
+      lastTickMs: null,
+      createdAtMs: now,
+      updatedAtMs: now,
+    };
+    await this.options.db.insert(cronSchedule).values(row);
+    this.#rows.set(row.scheduleId, row);
+    this.#plan();
+    return this.#view(row);
+  }
+
+  list(): CronScheduleView[] {
+    return [...this.#rows.values()].sort((a, b) => a.createdAtMs - b.createdAtMs).map((r) =>
+      this.#view(r)
+    );
+  }
+
+  get(id: string): CronScheduleView {
+    return this.#view(this.#find(id));
+  }
+
+  async setPaused(id: string, paused: boolean): Promise<CronScheduleView> {
+    const row = this.#find(id);
+    const now = this.options.nowMs();
+    // Resuming never fires the ticks that fell while paused.
+    const next: Row = {
+      ...row,
+      paused,
+      updatedAtMs: now,
+      lastTickMs: paused ? row.lastTickMs : Math.max(row.lastTickMs ?? 0, now),
+    };
+    await this.options.db.update(cronSchedule).set({
+      paused,
+      updatedAtMs: now,
+      lastTickMs: next.lastTickMs,
+    }).where(eq(cronSchedule.scheduleId, id));
+    this.#rows.set(id, next);
+    this.#plan();
+    return this.#view(next);
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#find(id);
+    await this.options.db.delete(cronSchedule).where(eq(cronSchedule.scheduleId, id));
+    this.#rows.delete(id);
+    this.#plan();
+  }
+
+  #find(id: string): Row {
+    const row = this.#rows.get(id);
+    if (!row) throw new BrokerError("SCHEDULE_NOT_FOUND", `No schedule ${id}`);
+    return row;
+  }
+
+  #view(row: Row): CronScheduleView {
+    const after = Math.max(row.lastTickMs ?? row.createdAtMs, this.options.nowMs());
+    return {
+      id: row.scheduleId,
+      topic: row.topicName,
+      cron: row.cron,
+      timeZone: row.timeZone,
+      paused: row.paused,
+      missedTicks: row.missedTicks,
+      lastTickAt: row.lastTickMs,
+      nextTickAt: row.paused ? null : nextTickMs(row.cron, row.timeZone, after) ?? null,
+    };
+  }
+
+  /** One timer for the earliest due tick of all active schedules. */
+  #plan() {
+    clearTimeout(this.#timer);
+    if (this.#stopped) return;
+    const now = this.options.nowMs();
+    let earliest = Infinity;
+    for (const row of this.#rows.values()) {
+      if (row.paused) continue;
+      const next = nextTickMs(row.cron, row.timeZone, row.lastTickMs ?? row.createdAtMs);
+      if (next !== undefined) earliest = Math.min(earliest, next);
+    }
+    if (earliest === Infinity) return;
+    this.#timer = setTimeout(() => {
+      this.#firing = this.#fireDue().catch((err) =>
+        this.options.log("error", "cron tick failed", { err: String(err) })
+      ).finally(() => this.#plan());
+    }, Math.min(SLEEP_MS_MAX, Math.max(0, earliest - now)));
+  }
+
+  async #fireDue() {
+    const now = this.options.nowMs();
+    for (const row of [...this.#rows.values()]) {
+      if (row.paused || this.#stopped) continue;
+      const tick = nextTickMs(row.cron, row.timeZone, row.lastTickMs ?? row.createdAtMs);
+      if (tick === undefined || tick > now) continue;
+      await this.#publish(row, tick);
+      await this.#record(row, tick);
+    }
+  }
+
+  async #publish(row: Row, tickMs: number) {
+    const m = JSON.parse(row.messageJson) as StoredMessage;
+    try {
+      await this.options.produce(row.topicName, {
+        body: fromBase64(m.body),
+        tag: m.tag,
+        keys: m.keys,
+        properties: { ...m.properties, cronSchedule: row.scheduleId, cronTick: String(tickMs) },
+        contentType: m.contentType,
+        idempotencyKey: `cron:${row.scheduleId}:${tickMs}`,
+      });
+    } catch (err) {
+      this.options.log("warn", "cron schedule could not publish; the tick is skipped", {
+        id: row.scheduleId,
+        tickMs,
+        err: String(err),
+      });
+    }
+  }
+
+  async #record(row: Row, tickMs: number) {
+    const current = this.#rows.get(row.scheduleId);
+    if (!current) return;
+    await this.options.db.update(cronSchedule).set({ lastTickMs: tickMs }).where(
+      eq(cronSchedule.scheduleId, row.scheduleId),
+    );
+    this.#rows.set(row.scheduleId, { ...current, lastTickMs: tickMs });
+  }
+}

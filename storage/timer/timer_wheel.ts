@@ -1,0 +1,126 @@
+// The hierarchical wheel in memory (RocketMQ TimerWheel, without its file). Each slot
+// holds the position of the newest record of its chain in the timer log (records point
+// back through prevPos) and the count of its live timers: 12 bytes a slot, whatever the
+// number of timers. The timer log is the durable state; open() rebuilds the slots from it
+// (timer_rebuild.ts), so there is no wheel file to keep consistent with the log.
+//
+// A timer due at d sits in fine slot ceil(d / precisionMs), fired when readTime reaches
+// slot x precisionMs >= d: never early, at most precisionMs - 1 late. A timer due a fine
+// window or more past readTime sits in coarse slot ceil(d / coarsePrecisionMs); that slot
+// is rolled (its live timers copied into fine slots) once its end is within the window.
+import { assert } from "../errors.ts";
+import type { WheelGeometry } from "./timer_config.ts";
+import { isCoarse, type TimerRecord } from "./timer_record.ts";
+
+/** The slots of one wheel. Slot numbers are absolute (time / precision); the array is
+ * indexed modulo its length, which callers keep larger than the span of live slots. */
+export class WheelSlots {
+  readonly #lastPos: Float64Array;
+  readonly #live: Int32Array;
+
+  constructor(readonly slotCount: number, readonly precisionMs: number) {
+    this.#lastPos = new Float64Array(slotCount).fill(-1);
+    this.#live = new Int32Array(slotCount);
+  }
+
+  /** Newest record of the slot's chain, -1 if empty. */
+  lastPos(slot: number): number {
+    return this.#lastPos[slot % this.slotCount];
+  }
+  /** Timers in the slot not cancelled (a re-fed duplicate counts twice). */
+  live(slot: number): number {
+    return this.#live[slot % this.slotCount];
+  }
+  link(slot: number, pos: number, liveDelta: number): void {
+    const i = slot % this.slotCount;
+    this.#lastPos[i] = pos;
+    this.#live[i] += liveDelta;
+    assert(this.#live[i] >= 0, "negative live count in a timer slot");
+  }
+  /** Empties the slot; returns the live timers it held. */
+  clear(slot: number): number {
+    const i = slot % this.slotCount;
+    const live = this.#live[i];
+    this.#lastPos[i] = -1;
+    this.#live[i] = 0;
+    return live;
+  }
+  reset(): void {
+    this.#lastPos.fill(-1);
+    this.#live.fill(0);
+  }
+  memoryBytes(): number {
+    return this.#lastPos.byteLength + this.#live.byteLength;
+  }
+}
+
+export interface Placement {
+  coarse: boolean;
+  slot: number;
+}
+
+/** Both wheels and the read cursor: pure arithmetic, no I/O. */
+export class TimerWheels {
+  readonly fine: WheelSlots;
+  readonly coarse: WheelSlots;
+  /** Last fired fine slot: every timer in a slot <= readSlot has been handed out. */
+  readSlot: number;
+  /** readSlot saved by the last checkpoint: recovery restarts there. */
+  checkpointReadSlot: number;
+
+  constructor(readonly geometry: WheelGeometry, readTimeMs: number) {
+    assert(readTimeMs % geometry.precisionMs === 0, "readTime not on a slot boundary");
+    this.fine = new WheelSlots(geometry.fineSlots, geometry.precisionMs);
+    this.coarse = new WheelSlots(geometry.coarseSlots, geometry.coarsePrecisionMs);
+    this.readSlot = this.checkpointReadSlot = readTimeMs / geometry.precisionMs;
+  }
+
+  get readTimeMs(): number {
+    return this.readSlot * this.geometry.precisionMs;
+  }
+
+  /** First coarse slot not yet rolled at `readTimeMs`: slot c is rolled once
+   * c x coarsePrecisionMs < readTime + fineWindowMs. */
+  rollCursorAt(readTimeMs: number): number {
+    const { fineWindowMs, coarsePrecisionMs } = this.geometry;
+    return Math.ceil((readTimeMs + fineWindowMs) / coarsePrecisionMs);
+  }
+
+  /** Last readSlot reachable before a checkpoint is needed (see WheelGeometry.lagSlots). */
+  get readSlotLimit(): number {
+    return this.checkpointReadSlot + this.geometry.lagSlots;
+  }
+
+  /** Fine slot of a timer due at `deliverMs`; one already due goes to the next to fire. */
+  fineSlotOf(deliverMs: number): number {
+    return Math.max(Math.ceil(deliverMs / this.geometry.precisionMs), this.readSlot + 1);
+  }
+
+  /** Where a new timer goes, or undefined when its coarse slot is still held by the
+   * previous turn of the wheel (readTime or the checkpoint lags far behind). */
+  place(deliverMs: number): Placement | undefined {
+    const { fineWindowMs, coarsePrecisionMs, coarseSlots } = this.geometry;
+    if (deliverMs < this.readTimeMs + fineWindowMs) {
+      return { coarse: false, slot: this.fineSlotOf(deliverMs) };
+    }
+    const slot = Math.ceil(deliverMs / coarsePrecisionMs);
+    assert(slot >= this.rollCursorAt(this.readTimeMs), "coarse timer behind the roll cursor");
+    const checkpointRollCursor = this.rollCursorAt(
+      this.checkpointReadSlot * this.geometry.precisionMs,
+    );
+    if (slot >= checkpointRollCursor + coarseSlots) return undefined;
+    return { coarse: true, slot };
+  }
+
+  /** The readTime from which a record is no longer needed, even by recovery from a
+   * checkpoint taken then: a fine slot's records once it fires, a coarse slot's once
+   * it is rolled (the first readTime with slot x coarsePrecisionMs < readTime + window). */
+  retireMs(record: TimerRecord): number {
+    if (!isCoarse(record.magic)) return record.slotMs;
+    return record.slotMs - this.geometry.fineWindowMs + this.geometry.precisionMs;
+  }
+
+  memoryBytes(): number {
+    return this.fine.memoryBytes() + this.coarse.memoryBytes();
+  }
+}
