@@ -15,6 +15,7 @@ import type {
   PullRequest,
   PullResult,
   QueueOffsetInfo,
+  ScheduledOutcome,
   TopicConfig,
   TopicUpsert,
   WireMessage,
@@ -150,6 +151,24 @@ export class MqClient implements BrokerClient {
   }
   health(): Promise<HealthInfo> {
     return this.#request("GET", "/healthz");
+  }
+  cancelScheduled(topic: string, messageId: string): Promise<ScheduledOutcome> {
+    return this.#request("DELETE", `/v1/topics/${enc_(topic)}/scheduled/${enc_(messageId)}`);
+  }
+  async cancelScheduledByKey(topic: string, key: string): Promise<ScheduledOutcome[]> {
+    return (await this.#request<{ cancelled: ScheduledOutcome[] }>(
+      "DELETE",
+      `/v1/topics/${enc_(topic)}/scheduled?key=${enc_(key)}`,
+    )).cancelled;
+  }
+  rescheduleScheduled(
+    topic: string,
+    messageId: string,
+    deliverAt: number,
+  ): Promise<ScheduledOutcome> {
+    return this.#request("PUT", `/v1/topics/${enc_(topic)}/scheduled/${enc_(messageId)}`, {
+      json: { deliverAt },
+    });
   }
   createSchedule(
     input: Omit<CronScheduleInput, "message"> & { message: Produce },

@@ -299,6 +299,35 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     return c.json(await call((b) => b.commitOffset(group, topic, queueId, body.offset as number)));
   });
 
+  app.delete("/v1/topics/:topic/scheduled/:messageId", async (c) => {
+    const topic = checkUserTopic(c.req.param("topic"));
+    allow(c, "publish", { topic });
+    return c.json(await call((b) => b.cancelScheduled(topic, c.req.param("messageId"))));
+  });
+  app.put("/v1/topics/:topic/scheduled/:messageId", async (c) => {
+    const topic = checkUserTopic(c.req.param("topic"));
+    allow(c, "publish", { topic });
+    const body = await jsonBody(c, limits) as { deliverAt?: unknown };
+    if (!Number.isSafeInteger(body.deliverAt) || Object.keys(body).length !== 1) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        'Cannot reschedule: send {"deliverAt": <epoch ms>}',
+      );
+    }
+    return c.json(
+      await call((b) =>
+        b.rescheduleScheduled(topic, c.req.param("messageId"), body.deliverAt as number)
+      ),
+    );
+  });
+  app.delete("/v1/topics/:topic/scheduled", async (c) => {
+    const topic = checkUserTopic(c.req.param("topic"));
+    allow(c, "publish", { topic });
+    const key = c.req.query("key");
+    if (!key) throw new BrokerError("INVALID_PARAMETER", "Cannot cancel by key without ?key=");
+    return c.json({ cancelled: await call((b) => b.cancelScheduledByKey(topic, key)) });
+  });
+
   app.post("/v1/schedules", async (c) => {
     const body = await jsonBody(c, limits) as Record<string, unknown>;
     const allowed = new Set(["topic", "cron", "timeZone", "missedTicks", "paused", "message"]);

@@ -212,6 +212,35 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      "/v1/topics/{topic}/scheduled": {
+        parameters: [topic],
+        delete: {
+          summary: "Cancel every pending scheduled message with a key",
+          parameters: [{ name: "key", in: "query", required: true, schema: { type: "string" } }],
+          responses: { "200": json("Cancelled"), ...errors },
+        },
+      },
+      "/v1/topics/{topic}/scheduled/{messageId}": {
+        parameters: [topic, {
+          name: "messageId",
+          in: "path",
+          required: true,
+          schema: { type: "string" },
+        }],
+        delete: {
+          summary: "Cancel a scheduled message before it is delivered",
+          responses: { "200": json("Cancelled"), "409": problem, ...errors },
+        },
+        put: {
+          summary: "Move a scheduled message to a new time",
+          requestBody: {
+            content: {
+              "application/json": { schema: { type: "object", required: ["deliverAt"] } },
+            },
+          },
+          responses: { "200": json("Rescheduled"), "409": problem, ...errors },
+        },
+      },
       "/v1/schedules": {
         get: { summary: "List cron schedules", responses: { "200": json("Schedules"), ...errors } },
         post: {

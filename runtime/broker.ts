@@ -38,6 +38,7 @@ import type {
   PullRequest,
   PullResult,
   QueueOffsetInfo,
+  ScheduledOutcome,
   TopicConfig,
   TopicUpsert,
   WireMessage,
@@ -45,6 +46,7 @@ import type {
 import { MESSAGE_ID_PATTERN, MessageIdGenerator } from "./message_id.ts";
 import { PullHoldService } from "./long_polling.ts";
 import { checkCron, CronService } from "./cron_service.ts";
+import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, TimerService } from "./timer_service.ts";
 import { IdempotencyCache } from "./idempotency.ts";
 import {
   fromStoreError,
@@ -72,6 +74,7 @@ export class Broker implements BrokerClient {
   readonly holds: PullHoldService;
   schedule: ScheduleService | undefined;
   #cron: CronService | undefined;
+  timers: TimerService | undefined;
   #metadataHandle: MetadataDbHandle | undefined;
   #metadata: MetadataStore | undefined;
   #offsets: ConsumerOffsetStore | undefined;
@@ -97,6 +100,7 @@ export class Broker implements BrokerClient {
     this.holds = new PullHoldService({ holdsMax: deps.config.heldPullsMax });
     this.store.onArrival((topic, queueId, maxOffset) => {
       if (topic === SCHEDULE_TOPIC) this.schedule?.arriving(queueId);
+      else if (topic === TIMER_TOPIC) this.timers?.arriving();
       else this.holds.arriving(topic, queueId, maxOffset);
     });
     this.#idempotency = new IdempotencyCache({
@@ -128,6 +132,19 @@ export class Broker implements BrokerClient {
       flushDelayOffsetIntervalMs: config.flushDelayOffsetIntervalMs,
     });
     this.schedule.start();
+    this.timers = new TimerService(this.store, {
+      dataDir: config.dataDir,
+      nowMs: this.deps.nowMs,
+      log,
+      storeHost: this.#storeHost,
+      timer: {
+        precisionMs: config.timerPrecisionMs,
+        horizonMs: config.timerHorizonMs + config.timerPrecisionMs,
+      },
+      timerRollWindowMs: config.timerRollWindowMs,
+      timerCheckpointIntervalMs: config.timerCheckpointIntervalMs,
+    });
+    await this.timers.start();
     this.#metadataHandle = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
     this.#metadata = new MetadataStore(this.#metadataHandle.db, { nowMs: this.deps.nowMs });
     this.#offsets = await ConsumerOffsetStore.open(this.#metadataHandle.db, {
@@ -163,6 +180,9 @@ export class Broker implements BrokerClient {
     this.#closed = true;
     await this.#cron?.stop();
     this.drain();
+    await this.timers?.stop().catch((err) =>
+      this.deps.log("error", "stopping timers failed", { err: String(err) })
+    );
     await this.schedule?.stop().catch((err) =>
       this.deps.log("error", "persisting delay offsets failed", { err: String(err) })
     );
@@ -217,11 +237,29 @@ export class Broker implements BrokerClient {
   }
 
   #putOne(topic: TopicConfig, message: ProduceMessage): Promise<ProduceResult> {
+    const now = this.deps.nowMs();
+    let deliverMs: number | undefined;
     if (message.delayMs !== undefined || message.deliverAt !== undefined) {
-      throw new BrokerError(
-        "INVALID_PARAMETER",
-        "Cannot schedule delivery yet: delay levels and the timer wheel are not built in this version (issue #5); send without Mq-Delay-Ms/Mq-Deliver-At",
-      );
+      if (
+        message.delayLevel !== undefined ||
+        (message.delayMs !== undefined && message.deliverAt !== undefined)
+      ) {
+        throw new BrokerError(
+          "INVALID_PARAMETER",
+          "Cannot combine Mq-Delay-Level, Mq-Delay-Ms and Mq-Deliver-At: use one",
+        );
+      }
+      deliverMs = message.deliverAt ?? now + message.delayMs!;
+      if (deliverMs - now > this.config.timerHorizonMs) {
+        throw new BrokerError(
+          "INVALID_PARAMETER",
+          `Cannot schedule ${
+            deliverMs - now
+          } ms ahead: the timer horizon is ${this.config.timerHorizonMs} ms (timerHorizonMs)`,
+          { horizonMs: this.config.timerHorizonMs },
+        );
+      }
+      if (deliverMs <= now) deliverMs = undefined; // due already: deliver at once
     }
     const levels = this.store.delayLevelsMs.length;
     const level = message.delayLevel ?? 0;
@@ -252,6 +290,35 @@ export class Broker implements BrokerClient {
     }
     if (message.contentType !== undefined) {
       properties.set(PROPERTY_CONTENT_TYPE, message.contentType);
+    }
+    if (deliverMs !== undefined) {
+      properties.set(PROPERTY_REAL_TOPIC, topic.name);
+      properties.set(PROPERTY_REAL_QID, String(queueId));
+      properties.set(PROPERTY_TIMER_DELIVER_MS, String(deliverMs));
+      const at = deliverMs;
+      return this.store.putMessage({
+        topic: TIMER_TOPIC,
+        queueId: 0,
+        body: message.body,
+        properties,
+        bornTimestamp: now,
+        bornHost: LOOPBACK,
+        storeHost: this.#storeHost,
+      }).then(
+        (r) => ({
+          messageId,
+          topic: topic.name,
+          queueId,
+          queueOffset: -1,
+          commitLogOffset: r.commitLogOffset,
+          storeTimestamp: r.storeTimestamp,
+          durability: r.durability,
+          deliverAt: at,
+        }),
+        (err) => {
+          throw fromStoreError(err);
+        },
+      );
     }
     if (level > 0) {
       // The delay hook: park in SCHEDULE_TOPIC_XXXX queue level-1, remember the real place.
@@ -661,6 +728,77 @@ export class Broker implements BrokerClient {
       }
     }
     return Promise.resolve(out);
+  }
+
+  // ---- scheduled messages ----
+
+  /** Cancels a message scheduled with Mq-Delay-Ms / Mq-Deliver-At before it is delivered. */
+  async cancelScheduled(topic: string, messageId: string): Promise<ScheduledOutcome> {
+    checkReadableTopic(topic);
+    if (!MESSAGE_ID_PATTERN.test(messageId)) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot look up message id ${JSON.stringify(messageId.slice(0, 64))}`,
+      );
+    }
+    const outcome = await this.timers!.cancel(messageId, topic).catch((err) => {
+      throw fromStoreError(err);
+    });
+    if (outcome === "ALREADY_DELIVERED") {
+      throw new BrokerError(
+        "ALREADY_DELIVERED",
+        `Cannot cancel ${messageId}: it has already been delivered`,
+      );
+    }
+    return { messageId, status: outcome };
+  }
+
+  /** Moves a scheduled message to a new delivery time. */
+  async rescheduleScheduled(
+    topic: string,
+    messageId: string,
+    deliverAt: number,
+  ): Promise<ScheduledOutcome> {
+    checkReadableTopic(topic);
+    if (!MESSAGE_ID_PATTERN.test(messageId)) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot look up message id ${JSON.stringify(messageId.slice(0, 64))}`,
+      );
+    }
+    const now = this.deps.nowMs();
+    if (
+      !Number.isSafeInteger(deliverAt) || deliverAt < 0 ||
+      deliverAt - now > this.config.timerHorizonMs
+    ) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot reschedule to ${deliverAt}: it must be an epoch ms within timerHorizonMs ${this.config.timerHorizonMs} ms`,
+      );
+    }
+    const outcome = await this.timers!.reschedule(messageId, Math.max(deliverAt, now), topic).catch(
+      (err) => {
+        throw fromStoreError(err);
+      },
+    );
+    if (outcome === "ALREADY_DELIVERED") {
+      throw new BrokerError(
+        "ALREADY_DELIVERED",
+        `Cannot reschedule ${messageId}: it has already been delivered`,
+      );
+    }
+    return { messageId, status: "RESCHEDULED", deliverAt: Math.max(deliverAt, now) };
+  }
+
+  /** Cancels every pending scheduled message of `topic` whose keys hold `key`. */
+  async cancelScheduledByKey(topic: string, key: string): Promise<ScheduledOutcome[]> {
+    checkReadableTopic(topic);
+    const out: ScheduledOutcome[] = [];
+    for (const id of this.timers!.idsByKey(topic, key)) {
+      const outcome = await this.timers!.cancel(id, topic);
+      if (outcome === "CANCELLED") out.push({ messageId: id, status: outcome });
+    }
+    return out;
   }
 
   // ---- cron schedules ----

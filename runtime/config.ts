@@ -49,6 +49,14 @@ export interface BrokerConfig {
   offsetPersistIntervalMs: number;
   /** Delay-level progress (delayOffset.json) persisted every, ms (flushDelayOffsetInterval). */
   flushDelayOffsetIntervalMs: number;
+  /** Timer wheel precision, ms: a timer fires at most this much after its time. */
+  timerPrecisionMs: number;
+  /** Latest accepted delivery time, ms from now (RocketMQ: 3 days). */
+  timerHorizonMs: number;
+  /** Longest a timer waits on one CommitLog record before it is copied forward, ms; below
+   * fileReservedTime so a far timer's message is never deleted under it. */
+  timerRollWindowMs: number;
+  timerCheckpointIntervalMs: number;
   /** Cron schedules at once. */
   cronSchedulesMax: number;
   /** Graceful shutdown gives held requests and flushes this long, ms. */
@@ -238,6 +246,19 @@ export const SETTINGS: Setting[] = [
     "int",
     "Delay-level progress persisted every, ms. Default 10000.",
   ),
+  s("timerPrecisionMs", "MQ_TIMER_PRECISION_MS", "int", "Timer precision, ms. Default 10."),
+  s(
+    "timerHorizonMs",
+    "MQ_TIMER_HORIZON_MS",
+    "int",
+    "Latest accepted delivery, ms from now. Default 365 days.",
+  ),
+  s(
+    "timerRollWindowMs",
+    "MQ_TIMER_ROLL_WINDOW_MS",
+    "int",
+    "A timer's message is copied forward after this long, ms. Default 24 h.",
+  ),
   s(
     "store.messageDelayLevel",
     "MQ_DELAY_LEVELS",
@@ -290,6 +311,10 @@ export function defaultBrokerConfig(dataDir = "./data"): BrokerConfig {
     offsetPersistIntervalMs: 5000,
     flushDelayOffsetIntervalMs: 10_000,
     cronSchedulesMax: 1000,
+    timerPrecisionMs: 10,
+    timerHorizonMs: 365 * 86_400_000,
+    timerRollWindowMs: 24 * 3_600_000,
+    timerCheckpointIntervalMs: 1000,
     shutdownGraceMs: 10_000,
     logLevel: "info",
   };
@@ -375,6 +400,11 @@ function parse(setting: Setting, value: string): unknown {
 }
 
 function validate(c: BrokerConfig) {
+  if (c.timerRollWindowMs <= 0 || c.timerRollWindowMs >= c.store.fileReservedTime * 3_600_000) {
+    throw new ConfigError(
+      "timerRollWindowMs must be positive and below fileReservedTime, or a waiting timer's message could be deleted",
+    );
+  }
   const flush: FlushDiskType[] = ["SYNC_FLUSH", "ASYNC_FLUSH"];
   if (!flush.includes(c.store.flushDiskType)) {
     throw new ConfigError(`flushDiskType must be SYNC_FLUSH or ASYNC_FLUSH`);

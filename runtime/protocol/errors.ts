@@ -66,6 +66,11 @@ export const PROBLEMS = {
     type: "/problems/idempotency-key-reused",
     title: "Idempotency-Key reused with a different request",
   },
+  ALREADY_DELIVERED: {
+    status: 409,
+    type: "/problems/already-delivered",
+    title: "The scheduled message was already delivered",
+  },
   IDEMPOTENCY_IN_FLIGHT: {
     status: 409,
     type: "/problems/idempotency-key-in-flight",

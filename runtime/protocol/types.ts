@@ -157,6 +157,13 @@ export interface BrokerClient {
   getMessageById(messageId: string, topic?: string): Promise<WireMessage>;
   findMessages(topic: string, query: FindQuery): Promise<WireMessage[]>;
   health(): Promise<HealthInfo>;
+  cancelScheduled(topic: string, messageId: string): Promise<ScheduledOutcome>;
+  cancelScheduledByKey(topic: string, key: string): Promise<ScheduledOutcome[]>;
+  rescheduleScheduled(
+    topic: string,
+    messageId: string,
+    deliverAt: number,
+  ): Promise<ScheduledOutcome>;
   createSchedule(input: CronScheduleInput): Promise<CronScheduleView>;
   listSchedules(): Promise<CronScheduleView[]>;
   getSchedule(id: string): Promise<CronScheduleView>;
@@ -204,4 +211,10 @@ export interface CronScheduleView {
   missedTicks: "skip" | "fire_once";
   lastTickAt: number | null;
   nextTickAt: number | null;
+}
+
+export interface ScheduledOutcome {
+  messageId: string;
+  status: "CANCELLED" | "RESCHEDULED";
+  deliverAt?: number;
 }

@@ -102,8 +102,13 @@ export class TimerLog {
    * the log ends: at the first torn or zero record, at a missing segment, or where `visit`
    * stopped. Gaps between segments below `contiguousFrom` are deleted segments; at or above
    * it (segments created after the last checkpoint), a gap is a name lost in a crash.
+   * `onGap` is told when the scan passes deleted segments.
    */
-  scan(contiguousFrom: number, visit: (pos: number, record: TimerRecord) => boolean): number {
+  scan(
+    contiguousFrom: number,
+    visit: (pos: number, record: TimerRecord) => boolean,
+    onGap: () => void,
+  ): number {
     const bytes = new Uint8Array(SCAN_RECORDS * TIMER_RECORD_BYTES);
     const view = new DataView(bytes.buffer);
     const record = emptyRecord();
@@ -112,6 +117,7 @@ export class TimerLog {
       if (segment.start > contiguousFrom && segment.start !== next) {
         return Math.max(next, contiguousFrom);
       }
+      if (next !== -1 && segment.start !== next) onGap();
       segment.retireMsMax = -Infinity;
       for (let k = 0; k < this.recordsPerSegment; k += SCAN_RECORDS) {
         const count = Math.min(SCAN_RECORDS, this.recordsPerSegment - k);

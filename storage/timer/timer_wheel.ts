@@ -67,12 +67,19 @@ export class TimerWheels {
   readSlot: number;
   /** readSlot saved by the last checkpoint: recovery restarts there. */
   checkpointReadSlot: number;
+  /** First coarse slot not yet rolled. */
+  rollCursor: number;
+  /** Highest fine slot that may hold a timer later than its own slot (added when already
+   * due). cancel() looks for such timers up to here: after a crash the wheel restarts
+   * behind them, and a re-fed copy of the same timer lands in its own slot. */
+  shiftedSlotMax = 0;
 
   constructor(readonly geometry: WheelGeometry, readTimeMs: number) {
     assert(readTimeMs % geometry.precisionMs === 0, "readTime not on a slot boundary");
     this.fine = new WheelSlots(geometry.fineSlots, geometry.precisionMs);
     this.coarse = new WheelSlots(geometry.coarseSlots, geometry.coarsePrecisionMs);
     this.readSlot = this.checkpointReadSlot = readTimeMs / geometry.precisionMs;
+    this.rollCursor = this.rollCursorAt(readTimeMs);
   }
 
   get readTimeMs(): number {
@@ -91,25 +98,37 @@ export class TimerWheels {
     return this.checkpointReadSlot + this.geometry.lagSlots;
   }
 
-  /** Fine slot of a timer due at `deliverMs`; one already due goes to the next to fire. */
+  /** Fine slot of a timer due at `deliverMs`; one already due goes to the next to fire
+   * (a "shifted" timer: see shiftedSlotMax). */
   fineSlotOf(deliverMs: number): number {
-    return Math.max(Math.ceil(deliverMs / this.geometry.precisionMs), this.readSlot + 1);
+    const natural = Math.ceil(deliverMs / this.geometry.precisionMs);
+    if (natural > this.readSlot) return natural;
+    this.shiftedSlotMax = Math.max(this.shiftedSlotMax, this.readSlot + 1);
+    return this.readSlot + 1;
   }
 
   /** Where a new timer goes, or undefined when its coarse slot is still held by the
    * previous turn of the wheel (readTime or the checkpoint lags far behind). */
   place(deliverMs: number): Placement | undefined {
-    const { fineWindowMs, coarsePrecisionMs, coarseSlots } = this.geometry;
+    const { fineWindowMs, coarsePrecisionMs } = this.geometry;
     if (deliverMs < this.readTimeMs + fineWindowMs) {
       return { coarse: false, slot: this.fineSlotOf(deliverMs) };
     }
     const slot = Math.ceil(deliverMs / coarsePrecisionMs);
-    assert(slot >= this.rollCursorAt(this.readTimeMs), "coarse timer behind the roll cursor");
-    const checkpointRollCursor = this.rollCursorAt(
-      this.checkpointReadSlot * this.geometry.precisionMs,
-    );
-    if (slot >= checkpointRollCursor + coarseSlots) return undefined;
-    return { coarse: true, slot };
+    assert(slot >= this.rollCursor, "coarse timer behind the roll cursor");
+    return slot < this.coarseSlotLimit ? { coarse: true, slot } : undefined;
+  }
+
+  /** Live coarse slots stay below it: a slot at or past it could share its index with one
+   * that recovery from the last checkpoint would rebuild. */
+  get coarseSlotLimit(): number {
+    const checkpointReadTimeMs = this.checkpointReadSlot * this.geometry.precisionMs;
+    return this.rollCursorAt(checkpointReadTimeMs) + this.geometry.coarseSlots;
+  }
+
+  /** Live fine slots are readSlot + 1 .. fineSlotLimit. */
+  get fineSlotLimit(): number {
+    return this.readSlot + this.geometry.fineSlots;
   }
 
   /** The readTime from which a record is no longer needed, even by recovery from a

@@ -1,0 +1,166 @@
+// Helpers shared by the benches: flags, runtime name, progress lines, number formatting,
+// and a cooperative yield. Portable between Deno and Bun: node:* modules only, no Deno.*
+// or Bun.* API, so the same file runs on both and the figures compare.
+import process from "node:process";
+import { setImmediate } from "node:timers";
+
+/** `--name value` / `--name=value` / `--flag` parsing, enough for a bench. */
+export class Flags {
+  readonly #args: string[];
+  constructor(args: string[]) {
+    this.#args = args;
+  }
+
+  has(name: string): boolean {
+    return this.#args.includes(`--${name}`);
+  }
+
+  number(name: string, fallback: number): number {
+    const raw = this.#value(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new Error(`Cannot use --${name} ${JSON.stringify(raw)}: expected a positive number`);
+    }
+    return value;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.#value(name) ?? fallback;
+  }
+
+  #value(name: string): string | undefined {
+    for (let i = 0; i < this.#args.length; i++) {
+      const arg = this.#args[i];
+      if (arg === `--${name}`) return this.#args[i + 1];
+      if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3);
+    }
+    return undefined;
+  }
+}
+
+/** Flags after the script path, on both runtimes (process.argv is [exe, script, ...]). */
+export function commandLine(): Flags {
+  return new Flags(process.argv.slice(2));
+}
+
+export interface RuntimeInfo {
+  name: "deno" | "bun" | "node";
+  version: string;
+}
+
+export function runtimeInfo(): RuntimeInfo {
+  const versions = process.versions as Record<string, string | undefined>;
+  if (versions.deno) return { name: "deno", version: versions.deno };
+  if (versions.bun) return { name: "bun", version: versions.bun };
+  return { name: "node", version: process.version };
+}
+
+/** Operations per second of a timed run. */
+export interface Rate {
+  ops: number;
+  seconds: number;
+  perSecond: number;
+}
+
+export function rateOf(ops: number, startMs: number, endMs = performance.now()): Rate {
+  const seconds = (endMs - startMs) / 1000;
+  return { ops, seconds, perSecond: ops / seconds };
+}
+
+/** Prints "label: done/total, rate" every `everyMs` of a long phase. */
+export class Progress {
+  #done = 0;
+  #nextCheck = 256;
+  readonly #start = performance.now();
+  #lastPrint = this.#start;
+
+  constructor(
+    private readonly label: string,
+    private readonly total: number,
+    private readonly everyMs = 2000,
+  ) {}
+
+  /** Counts `n` operations; looks at the clock only every 256 of them. */
+  tick(n = 1): void {
+    this.#done += n;
+    if (this.#done < this.#nextCheck) return;
+    this.#nextCheck = this.#done + 256;
+    const now = performance.now();
+    if (now - this.#lastPrint < this.everyMs) return;
+    this.#lastPrint = now;
+    const rate = this.#done / ((now - this.#start) / 1000);
+    say(`    .. ${this.label}: ${count(this.#done)}/${count(this.total)}, ${count(rate)}/s so far`);
+  }
+}
+
+/**
+ * Hands the event loop a turn every `everyMs`, so timers and I/O callbacks run as they
+ * would in a server whose requests arrive as I/O events. Appenders that only await
+ * promises run as microtasks and would otherwise starve every timer (the store's async
+ * flush, checkpoint and segment zero-fill). All callers share one pending turn.
+ */
+export class Yielder {
+  #next = 0;
+  #pending: Promise<void> | undefined;
+  constructor(private readonly everyMs: number) {}
+
+  /** A promise to await when a turn is due, else undefined (no await, no microtask). */
+  due(): Promise<void> | undefined {
+    if (this.#pending) return this.#pending;
+    if (!Number.isFinite(this.everyMs)) return undefined;
+    const now = performance.now();
+    if (now < this.#next) return undefined;
+    this.#next = now + this.everyMs;
+    this.#pending = new Promise((resolve) =>
+      setImmediate(() => {
+        this.#pending = undefined;
+        resolve();
+      })
+    );
+    return this.#pending;
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function say(line: string): void {
+  console.log(line);
+}
+
+/** 1234567 -> "1,234,567"; fractions below 10 keep two decimals. */
+export function count(value: number): string {
+  if (Math.abs(value) < 10) return value.toFixed(2);
+  return Math.round(value).toLocaleString("en-US");
+}
+
+/** "1 appender", "16 appenders". */
+export function appenders(n: number): string {
+  return `${n} appender${n === 1 ? "" : "s"}`;
+}
+
+export function ratio(value: number): string {
+  return value.toFixed(value < 10 ? 2 : 1);
+}
+
+/** Rounds a figure for the JSON line: 3 significant decimals for small, integers for large. */
+export function round(value: number): number {
+  return Math.abs(value) >= 1000 ? Math.round(value) : Number(value.toPrecision(4));
+}
+
+/** One "figure vs baseline" line: the store rate, the baseline rate and their ratio. */
+export function compareLine(
+  label: string,
+  figure: Rate,
+  baselineLabel: string,
+  baseline: Rate,
+  unit = "msg/s",
+): string {
+  return `  ${label.padEnd(28)} ${count(figure.perSecond).padStart(11)} ${unit}   vs ${
+    baselineLabel.padEnd(30)
+  } ${count(baseline.perSecond).padStart(11)}/s   ratio ${
+    ratio(figure.perSecond / baseline.perSecond)
+  }`;
+}
