@@ -31,7 +31,8 @@ function startServer(
   script: string,
   env: Record<string, string>,
 ): Promise<{ url: string; stop(): Promise<void> }> {
-  const argv = g.Deno ? ["run", "-A", script] : ["run", script];
+  // The broker's own Deno flag (deno.json "start"), for the baseline too, so both match.
+  const argv = g.Deno ? ["run", "--v8-flags=--no-concurrent-array-buffer-sweeping", "-A", script] : ["run", script];
   const child = spawn(process.execPath, argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],

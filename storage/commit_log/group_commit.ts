@@ -9,6 +9,7 @@
 // already have dropped the dirty pages, so a retry could "succeed" without the data.
 // The flusher fails every waiter, refuses all later flushes, and the store stops taking
 // writes. Never retried.
+import { setImmediate } from "node:timers";
 import { StoreError } from "../errors.ts";
 import type { CommitLog } from "./commit_log.ts";
 
@@ -108,7 +109,9 @@ export class GroupCommit {
       else this.#waiters.push(w);
     }
     this.#listener(upTo);
-    if (this.#waiters.length > 0 || this.#idle.length > 0) this.flush();
+    // The next sync starts after this turn's writes: appenders just answered append again
+    // at once, and their records should ride this sync rather than wait for the one after.
+    if (this.#waiters.length > 0 || this.#idle.length > 0) setImmediate(() => this.flush());
   }
 
   /** A sync past syncFlushTimeout: its waiters get FLUSH_DISK_TIMEOUT (info: maybe stored). */

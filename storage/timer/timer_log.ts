@@ -19,8 +19,12 @@ import {
 
 /** Records gathered before a write is issued within a tick: 1024 x 56 = 56 KiB. */
 const BATCH_RECORDS = 1024;
-/** Records per cached read block (3.5 KiB): a slot's records, added together, sit together. */
+/** Records per cached read block (3.5 KiB: a read costs about the same as one of 56 bytes).
+ * A slot's records, added together, sit together; a roll's copies are contiguous. */
 const CACHE_RECORDS = 64;
+const BLOCK_BYTES = CACHE_RECORDS * TIMER_RECORD_BYTES;
+/** Direct-mapped read cache: 64 blocks, 224 KiB, whatever the number of timers. */
+const CACHE_BLOCKS = 64;
 /** Records per read while scanning at open (56 KiB). */
 const SCAN_RECORDS = 1024;
 
@@ -55,11 +59,13 @@ export class TimerLog {
   #batchCount = 0;
   #batchStart = 0;
   #namesDirty = false;
-  #cache = new Uint8Array(CACHE_RECORDS * TIMER_RECORD_BYTES);
+  #cache = new Uint8Array(CACHE_BLOCKS * BLOCK_BYTES);
   #cacheView = new DataView(this.#cache.buffer);
-  #cacheSegment: LogSegment | undefined;
-  #cacheAt = 0;
-  #cacheBytes = 0;
+  /** Log position of the block held in each cache slot, -1 if none. */
+  #cacheBlock = new Float64Array(CACHE_BLOCKS).fill(-1);
+  /** Bytes of it read (records are immutable once written: a block read short is re-read
+   * when a later record is wanted). */
+  #cacheBytes = new Int32Array(CACHE_BLOCKS);
 
   constructor(options: TimerLogOptions) {
     this.#files = options.files;
@@ -83,7 +89,9 @@ export class TimerLog {
   }
   /** Buffers and per-segment bookkeeping (about 64 bytes a segment). */
   memoryBytes(): number {
-    return this.#batch.byteLength + this.#cache.byteLength + 64 * this.#segments.size;
+    const cache = this.#cache.byteLength + this.#cacheBlock.byteLength +
+      this.#cacheBytes.byteLength;
+    return this.#batch.byteLength + cache + 64 * this.#segments.size;
   }
 
   /** Opens the segment files found in the folder; scan() then decides where the log ends. */
@@ -152,7 +160,7 @@ export class TimerLog {
       }
     }
     this.#namesDirty = true;
-    this.#cacheSegment = undefined;
+    this.#cacheBlock.fill(-1);
     this.#appendPos = pos;
   }
 
@@ -191,18 +199,16 @@ export class TimerLog {
     if (this.#batchCount > 0 && pos >= this.#batchStart) this.writePending();
     const segment = this.#segments.get(this.segmentStartOf(pos));
     assert(segment !== undefined, "timer log read in a deleted segment");
-    const at = pos - segment.start;
-    if (
-      this.#cacheSegment !== segment || at < this.#cacheAt ||
-      at + TIMER_RECORD_BYTES > this.#cacheAt + this.#cacheBytes
-    ) {
-      this.#cacheAt = at - (at / TIMER_RECORD_BYTES % CACHE_RECORDS) * TIMER_RECORD_BYTES;
-      this.#cacheBytes = readUpTo(segment.file, this.#cache, this.#cache.length, this.#cacheAt);
-      this.#cacheSegment = segment;
+    const k = (pos - segment.start) / TIMER_RECORD_BYTES;
+    const block = segment.start + (k - k % CACHE_RECORDS) * TIMER_RECORD_BYTES;
+    const i = Math.floor(block / BLOCK_BYTES) % CACHE_BLOCKS;
+    if (this.#cacheBlock[i] !== block || pos + TIMER_RECORD_BYTES > block + this.#cacheBytes[i]) {
+      const into = this.#cache.subarray(i * BLOCK_BYTES, (i + 1) * BLOCK_BYTES);
+      this.#cacheBytes[i] = readUpTo(segment.file, into, BLOCK_BYTES, block - segment.start);
+      this.#cacheBlock[i] = block;
     }
-    const cached = this.#cache.subarray(0, this.#cacheBytes);
-    if (!decodeRecord(cached, this.#cacheView, at - this.#cacheAt, out)) {
-      this.#cacheSegment = undefined;
+    if (!decodeRecord(this.#cache, this.#cacheView, i * BLOCK_BYTES + pos - block, out)) {
+      this.#cacheBlock[i] = -1;
       throw new TimerError(
         "TIMER_LOG_CORRUPT",
         `Cannot read timer-log record at ${pos} as its size, magic or CRC is wrong`,
@@ -238,7 +244,7 @@ export class TimerLog {
       segment.file.close();
       this.#files.remove(segment.file.path);
       this.#segments.delete(segment.start);
-      if (this.#cacheSegment === segment) this.#cacheSegment = undefined;
+      this.#cacheBlock.fill(-1);
       removed++;
     }
     return removed;
