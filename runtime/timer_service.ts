@@ -54,6 +54,7 @@ export class TimerService {
   #busy: Promise<void> = Promise.resolve();
   #stopped = false;
   #running = false;
+  #lastCheckpointState = "";
   /** Delivery lateness samples (ms); bounded ring for stats. */
   readonly lateness: number[] = [];
   delivered = 0;
@@ -82,7 +83,7 @@ export class TimerService {
     });
     this.#fed = this.#timers.consumedQueueOffset;
     this.#feed();
-    this.#tick = setInterval(() => this.#run(), this.#timers.config.precisionMs);
+    this.#wakeLoop();
     this.#checkpointTimer = setInterval(
       () => this.#serial(() => this.#checkpoint()),
       this.options.timerCheckpointIntervalMs,
@@ -104,7 +105,20 @@ export class TimerService {
 
   /** Feeds new timer-topic records into the store (the next tick fires what is due). */
   arriving(): void {
-    if (!this.#stopped) this.#feed();
+    if (this.#stopped) return;
+    this.#feed();
+    this.#wakeLoop();
+  }
+
+  /** The fire loop ticks every precisionMs while timers are pending, and sleeps otherwise. */
+  #wakeLoop() {
+    if (this.#tick !== undefined || this.#stopped || this.pending === 0) return;
+    this.#tick = setInterval(() => this.#run(), this.#timers!.config.precisionMs);
+  }
+
+  #sleepLoop() {
+    clearInterval(this.#tick);
+    this.#tick = undefined;
   }
 
   /**
@@ -257,6 +271,7 @@ export class TimerService {
       }
       await Promise.all(puts);
       if (result.status === "checkpoint-needed") await this.#checkpoint();
+      if (timers.pendingCount === 0) this.#sleepLoop();
     });
     this.#busy = this.#busy.finally(() => this.#running = false);
   }
@@ -283,6 +298,11 @@ export class TimerService {
 
   async #checkpoint() {
     if (!this.#timers) return;
+    // Nothing added, cancelled or fired since the last one: skip (the store asks for a
+    // checkpoint itself, "checkpoint-needed", before readTime runs a window ahead).
+    const state = `${this.#fed}:${this.delivered}:${this.#timers.pendingCount}`;
+    if (state === this.#lastCheckpointState) return;
+    this.#lastCheckpointState = state;
     await this.#timers.checkpoint(this.#fed);
     this.#timers.deleteRetiredSegments();
   }

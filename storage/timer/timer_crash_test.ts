@@ -109,10 +109,10 @@ async function run(disk: SimDisk, m: Model, store: TimerStore, ops: number) {
       store.deleteRetiredSegments();
     }
   }
-  // The crash: sometimes while a checkpoint is on its way (after 0-12 of its steps).
+  // The crash: sometimes while a checkpoint is on its way (after 0-39 microtasks of it).
   if (m.rand() < 0.3) {
     checkpoint().catch(() => {});
-    for (let i = m.int(13); i > 0; i--) await Promise.resolve();
+    for (let i = m.int(40); i > 0; i--) await Promise.resolve();
   }
   disk.crash({ policy: "torn-tail", random: m.rand, keepUnsyncedNamesRatio: m.int(2) * 0.5 });
 }

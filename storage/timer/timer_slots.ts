@@ -14,7 +14,7 @@ import {
   type TimerRecord,
 } from "./timer_record.ts";
 import type { TimerWheels, WheelSlots } from "./timer_wheel.ts";
-import type { TimerEntry } from "./timer_store.ts";
+import type { TimerEntry } from "./timer_types.ts";
 
 export class SlotWalker {
   #record = emptyRecord();

@@ -25,33 +25,15 @@ import { rebuildWheels } from "./timer_rebuild.ts";
 import { SlotWalker } from "./timer_slots.ts";
 import { emptyRecord, MAGIC_DEFAULT, MAGIC_ROLL } from "./timer_record.ts";
 import { TimerWheels, type WheelSlots } from "./timer_wheel.ts";
+import type {
+  AdvanceResult,
+  AdvanceStatus,
+  CancelStatus,
+  TimerEntry,
+  TimerInput,
+} from "./timer_types.ts";
 
-export interface TimerInput {
-  deliverMs: number;
-  commitLogOffset: number;
-  msgSize: number;
-}
-
-export interface TimerEntry extends TimerInput {
-  /** The caller's nowMs when the timer was added. */
-  enqueueMs: number;
-}
-
-/** "already-fired": its slot had fired (readTime, not nowMs, decides: a timer whose time
- * has come but whose slot advance() has not reached yet is still cancelled). "not-found":
- * no live timer with that offset in its slot (never added, lost in a crash, or cancelled). */
-export type CancelStatus = "cancelled" | "already-fired" | "not-found";
-
-/** Why advance() stopped: it reached nowMs, hit maxSlots or advanceEntriesMax, or needs a
- * checkpoint() first (readTime may run at most fineWindowMs past the last one). */
-export type AdvanceStatus = "caught-up" | "slot-limit" | "entry-limit" | "checkpoint-needed";
-
-export interface AdvanceResult {
-  /** Due timers, not cancelled, in deliverMs order (add order among equals). */
-  entries: TimerEntry[];
-  readTimeMs: number;
-  status: AdvanceStatus;
-}
+export type * from "./timer_types.ts";
 
 export interface TimerStoreOptions {
   files: FilePort;
@@ -256,22 +238,29 @@ export class TimerStore {
   }
 
   /** Makes every add, cancel and roll so far durable (write, fdatasync, fsync of the folder
-   * for new segments). A failed fdatasync leaves the store refusing writes. */
-  flush(): Promise<number> {
+   * for new segments); resolves with the durable end of the log. A failed fdatasync leaves
+   * the store refusing writes. */
+  async flush(): Promise<number> {
     this.#checkWritable();
     const run = this.#flushing.then(() => this.#log.flush());
     this.#flushing = run.catch(() => {});
-    return run.catch((err) => this.#fail(err));
+    try {
+      return await run;
+    } catch (err) {
+      this.#fail(err);
+    }
   }
 
   /** Flushes the log, then saves readTime and `consumedQueueOffset` (the caller's timer-queue
    * offset below which every timer has been added) atomically. Call it at least once per
    * fineWindowMs of readTime progress, or advance() stops with "checkpoint-needed". */
-  checkpoint(consumedQueueOffset: number): Promise<void> {
+  async checkpoint(consumedQueueOffset: number): Promise<void> {
     this.#checkWritable();
     checkTime(consumedQueueOffset, "consumedQueueOffset");
+    // Taken before anything is awaited: the flush below then covers every roll up to it.
     const readTimeMs = this.readTimeMs;
     const flushed = this.flush();
+    flushed.catch(() => {}); // awaited below, maybe after it failed
     const run = this.#checkpointing.then(async () => {
       const logFlushedPos = await flushed;
       const state = { readTimeMs, consumedQueueOffset, logFlushedPos };
@@ -282,7 +271,11 @@ export class TimerStore {
       this.#consumedQueueOffset = consumedQueueOffset;
     });
     this.#checkpointing = run.catch(() => {});
-    return run.catch((err) => this.#fail(err));
+    try {
+      await run;
+    } catch (err) {
+      this.#fail(err);
+    }
   }
 
   /** Removes timer-log segments no longer needed by the wheels or by a recovery from the
