@@ -440,7 +440,9 @@ export class MessageStore {
       : undefined;
     const messages: StoredMessage[] = [];
     let next = offset, bytes = 0;
-    const scanMax = Math.max(16_000 / 20, options.maxMsgNums * 20);
+    // RocketMQ scans max(16000 bytes, maxMsgNums x 20) of units when it filters; without a
+    // filter every unit is taken, so reading more than maxMsgNums of them is waste.
+    const scanMax = tagCodes ? Math.max(16_000 / 20, options.maxMsgNums * 20) : options.maxMsgNums;
     for (const unit of cq.range(offset, scanMax)) {
       if (
         messages.length >= options.maxMsgNums ||
