@@ -26,47 +26,27 @@ export async function readBody(
     }
   }
   if (!request.body) return new Uint8Array(0);
-  if (declared !== null) {
+  const deadline = new Deadline(deadlineMs);
+  try {
     // A declared length the server enforces: read it whole (much cheaper than a stream
-    // reader, on Bun above all), still under the deadline.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new BrokerError(
-              "REQUEST_TIMEOUT",
-              `Cannot wait longer than ${deadlineMs} ms for the request body (bodyReadTimeoutMs)`,
-            ),
-          ),
-        deadlineMs,
-      );
-    });
-    try {
-      return new Uint8Array(await Promise.race([request.arrayBuffer(), timeout]));
-    } finally {
-      clearTimeout(timer);
-    }
+    // reader, on Bun above all). Otherwise count chunks as they come.
+    if (declared !== null) return new Uint8Array(await deadline.race(request.arrayBuffer()));
+    return await readCounting(request.body.getReader(), maxBytes, deadline);
+  } finally {
+    deadline.clear();
   }
-  const reader = request.body.getReader();
+}
+
+async function readCounting(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  maxBytes: number,
+  deadline: Deadline,
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new BrokerError(
-            "REQUEST_TIMEOUT",
-            `Cannot wait longer than ${deadlineMs} ms for the request body (bodyReadTimeoutMs)`,
-          ),
-        ),
-      deadlineMs,
-    );
-  });
   try {
     for (;;) {
-      const { done, value } = await Promise.race([reader.read(), timeout]);
+      const { done, value } = await deadline.race(reader.read());
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) {
@@ -79,8 +59,6 @@ export async function readBody(
   } catch (err) {
     reader.cancel().catch(() => {});
     throw err;
-  } finally {
-    clearTimeout(timer);
   }
   if (chunks.length === 1) return chunks[0];
   const out = new Uint8Array(total);
@@ -90,4 +68,34 @@ export async function readBody(
     at += c.byteLength;
   }
   return out;
+}
+
+/** One timer per body: every await of the read races it. */
+class Deadline {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #expired: Promise<never>;
+
+  constructor(ms: number) {
+    this.#expired = new Promise<never>((_, reject) => {
+      this.#timer = setTimeout(
+        () =>
+          reject(
+            new BrokerError(
+              "REQUEST_TIMEOUT",
+              `Cannot wait longer than ${ms} ms for the request body (bodyReadTimeoutMs)`,
+            ),
+          ),
+        ms,
+      );
+    });
+    this.#expired.catch(() => {}); // raced by reads; unobserved once the body is in
+  }
+
+  race<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.#expired]);
+  }
+
+  clear() {
+    clearTimeout(this.#timer);
+  }
 }

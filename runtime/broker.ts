@@ -291,83 +291,42 @@ export class Broker implements BrokerClient {
     if (message.contentType !== undefined) {
       properties.set(PROPERTY_CONTENT_TYPE, message.contentType);
     }
-    if (deliverMs !== undefined) {
+    // Where the record goes now: its real queue, or a waiting place (timer topic or the
+    // delay level's queue) that remembers the real one.
+    let place = { topic: topic.name, queueId };
+    let deliverAt: ((storeTimestamp: number) => number) | undefined;
+    if (deliverMs !== undefined || level > 0) {
       properties.set(PROPERTY_REAL_TOPIC, topic.name);
       properties.set(PROPERTY_REAL_QID, String(queueId));
-      properties.set(PROPERTY_TIMER_DELIVER_MS, String(deliverMs));
-      const at = deliverMs;
-      return this.store.putMessage({
-        topic: TIMER_TOPIC,
-        queueId: 0,
-        body: message.body,
-        properties,
-        bornTimestamp: now,
-        bornHost: LOOPBACK,
-        storeHost: this.#storeHost,
-      }).then(
-        (r) => ({
-          messageId,
-          topic: topic.name,
-          queueId,
-          queueOffset: -1,
-          commitLogOffset: r.commitLogOffset,
-          storeTimestamp: r.storeTimestamp,
-          durability: r.durability,
-          deliverAt: at,
-        }),
-        (err) => {
-          throw fromStoreError(err);
-        },
-      );
     }
-    if (level > 0) {
-      // The delay hook: park in SCHEDULE_TOPIC_XXXX queue level-1, remember the real place.
-      properties.set(PROPERTY_DELAY, String(level));
-      properties.set(PROPERTY_REAL_TOPIC, topic.name);
-      properties.set(PROPERTY_REAL_QID, String(queueId));
-      const bornTimestamp = this.deps.nowMs();
-      return this.store.putMessage({
-        topic: SCHEDULE_TOPIC,
-        queueId: level - 1,
-        body: message.body,
-        properties,
-        bornTimestamp,
-        bornHost: LOOPBACK,
-        storeHost: this.#storeHost,
-      }).then(
-        (r) => ({
-          messageId,
-          topic: topic.name,
-          queueId,
-          queueOffset: -1,
-          commitLogOffset: r.commitLogOffset,
-          storeTimestamp: r.storeTimestamp,
-          durability: r.durability,
-          deliverAt: r.storeTimestamp + this.store.delayLevelsMs[level - 1],
-        }),
-        (err) => {
-          throw fromStoreError(err);
-        },
-      );
+    if (deliverMs !== undefined) {
+      properties.set(PROPERTY_TIMER_DELIVER_MS, String(deliverMs));
+      place = { topic: TIMER_TOPIC, queueId: 0 };
+      deliverAt = () => deliverMs!;
+    } else if (level > 0) {
+      properties.set(PROPERTY_DELAY, String(level)); // RocketMQ's delay hook
+      place = { topic: SCHEDULE_TOPIC, queueId: level - 1 };
+      deliverAt = (stored) => stored + this.store.delayLevelsMs[level - 1];
     }
     const input: MessageInput = {
-      topic: topic.name,
-      queueId,
+      ...place,
       body: message.body,
       properties,
-      bornTimestamp: this.deps.nowMs(),
+      bornTimestamp: now,
       bornHost: LOOPBACK,
       storeHost: this.#storeHost,
     };
     return this.store.putMessage(input).then(
-      (r) => ({
+      (r): ProduceResult => ({
         messageId,
-        topic: r.topic,
-        queueId: r.queueId,
-        queueOffset: r.queueOffset,
+        topic: topic.name,
+        queueId,
+        // A waiting message gets its real queue offset when it is delivered.
+        queueOffset: deliverAt ? -1 : r.queueOffset,
         commitLogOffset: r.commitLogOffset,
         storeTimestamp: r.storeTimestamp,
         durability: r.durability,
+        ...(deliverAt ? { deliverAt: deliverAt(r.storeTimestamp) } : {}),
       }),
       (err) => {
         throw fromStoreError(err);
