@@ -13,10 +13,21 @@ import { setImmediate } from "node:timers";
 import { StoreError } from "../errors.ts";
 import type { CommitLog } from "./commit_log.ts";
 
-interface Waiter {
-  offset: number;
+/** Everyone waiting on one fdatasync shares one promise: no object or promise per append. */
+interface Batch {
+  promise: Promise<void>;
   resolve: () => void;
   reject: (err: Error) => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void, reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {}); // observed by its waiters; a timer-started sync may have none
+  return { promise, resolve, reject };
 }
 
 export interface FlushListener {
@@ -25,8 +36,10 @@ export interface FlushListener {
 
 export class GroupCommit {
   #flushedOffset: number;
-  #waiters: Waiter[] = [];
-  #inFlight = false;
+  /** Waiters for the next sync to start: their bytes were written before they waited. */
+  #next: Batch | undefined;
+  /** The sync in flight and how far it reaches. */
+  #current: { batch: Batch; upTo: number } | undefined;
   #failure: Error | undefined;
   #listener: FlushListener = () => {};
   #idle: (() => void)[] = [];
@@ -54,30 +67,36 @@ export class GroupCommit {
     this.#flushedOffset = offset;
   }
 
-  /** Resolves once everything below `offset` is durable; rejects if that cannot be promised. */
+  /**
+   * Resolves once everything below `offset` is durable; rejects if that cannot be promised.
+   * The caller's bytes must already be written (it waits after its write).
+   */
   waitFlushed(offset: number): Promise<void> {
     if (this.#failure) return Promise.reject(this.#notWritable());
     if (offset <= this.#flushedOffset) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.#waiters.push({ offset, resolve, reject });
-      this.flush();
-    });
+    if (this.#current && offset <= this.#current.upTo) return this.#current.batch.promise;
+    this.#next ??= newBatch();
+    const waiting = this.#next.promise;
+    this.flush();
+    return waiting;
   }
 
   /** Starts a sync of everything written so far, unless one is running (it will chain). */
   flush(): void {
-    if (this.#inFlight || this.#failure) return;
+    if (this.#current || this.#failure) return;
     if (this.log.wroteOffset <= this.#flushedOffset) {
       this.#notifyIdle();
       return;
     }
-    this.#inFlight = true;
-    void this.#syncOnce();
+    const batch = this.#next ?? newBatch();
+    this.#next = undefined;
+    this.#current = { batch, upTo: this.log.wroteOffset };
+    void this.#syncOnce(batch, this.#current.upTo);
   }
 
   /** Resolves when no sync is running and nothing written is unsynced (or flushing failed). */
   idle(): Promise<void> {
-    if (!this.#inFlight && (this.#failure || this.log.wroteOffset <= this.#flushedOffset)) {
+    if (!this.#current && (this.#failure || this.log.wroteOffset <= this.#flushedOffset)) {
       return Promise.resolve();
     }
     const done = new Promise<void>((resolve) => this.#idle.push(resolve));
@@ -85,10 +104,9 @@ export class GroupCommit {
     return done;
   }
 
-  async #syncOnce() {
+  async #syncOnce(batch: Batch, upTo: number) {
     const from = this.#flushedOffset;
-    const upTo = this.log.wroteOffset;
-    const timer = setTimeout(() => this.#timeOutWaiters(upTo), this.options.syncFlushTimeoutMs);
+    const timer = setTimeout(() => batch.reject(this.#timedOut()), this.options.syncFlushTimeoutMs);
     try {
       for (const segment of this.log.segmentsBetween(from, upTo)) {
         await segment.nameDurable;
@@ -101,43 +119,28 @@ export class GroupCommit {
     }
     clearTimeout(timer);
     this.#flushedOffset = upTo;
-    this.#inFlight = false;
-    const waiting = this.#waiters;
-    this.#waiters = [];
-    for (const w of waiting) {
-      if (w.offset <= upTo) w.resolve();
-      else this.#waiters.push(w);
-    }
+    this.#current = undefined;
+    batch.resolve();
     this.#listener(upTo);
     // The next sync starts after this turn's writes: appenders just answered append again
-    // at once, and their records should ride this sync rather than wait for the one after.
-    if (this.#waiters.length > 0 || this.#idle.length > 0) setImmediate(() => this.flush());
+    // at once, and their records should ride that sync rather than wait for the one after.
+    if (this.#next || this.#idle.length > 0) setImmediate(() => this.flush());
   }
 
   /** A sync past syncFlushTimeout: its waiters get FLUSH_DISK_TIMEOUT (info: maybe stored). */
-  #timeOutWaiters(upTo: number) {
-    const waiting = this.#waiters;
-    this.#waiters = [];
-    for (const w of waiting) {
-      if (w.offset > upTo) {
-        this.#waiters.push(w);
-        continue;
-      }
-      w.reject(
-        new StoreError(
-          "FLUSH_DISK_TIMEOUT",
-          `Cannot confirm durability as fdatasync took longer than syncFlushTimeout ${this.options.syncFlushTimeoutMs} ms`,
-        ),
-      );
-    }
+  #timedOut(): StoreError {
+    return new StoreError(
+      "FLUSH_DISK_TIMEOUT",
+      `Cannot confirm durability as fdatasync took longer than syncFlushTimeout ${this.options.syncFlushTimeoutMs} ms`,
+    );
   }
 
   #fail(cause: Error) {
     this.#failure = cause;
-    this.#inFlight = false;
-    const waiting = this.#waiters;
-    this.#waiters = [];
-    for (const w of waiting) w.reject(this.#notWritable());
+    const failed = [this.#current?.batch, this.#next];
+    this.#current = undefined;
+    this.#next = undefined;
+    for (const batch of failed) batch?.reject(this.#notWritable());
     this.#notifyIdle();
   }
 
