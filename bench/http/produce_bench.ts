@@ -22,6 +22,10 @@ import { MqClient } from "../../client/mod.ts";
 const args = process.argv.slice(2);
 const json = args.includes("--json");
 const seconds = Number(args[args.indexOf("--seconds") + 1] ?? 0) || 5;
+/** --e2e-rate N: produce rate of the end-to-end phase (default: half the measured peak). */
+const e2eRate = args.includes("--e2e-rate")
+  ? Number(args[args.indexOf("--e2e-rate") + 1])
+  : undefined;
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;
 const runtime = g.Deno ? `deno ${g.Deno.version.deno}` : `bun ${g.Bun.version}`;
@@ -103,6 +107,32 @@ function autocannon(
   });
 }
 
+/** A steady producer in a child process on this runtime (paced_producer.ts). */
+function paced(url: string, rate: number, durationS: number): Promise<void> {
+  const argv = g.Deno
+    ? ["run", "-A", "bench/http/paced_producer.ts"]
+    : ["run", "bench/http/paced_producer.ts"];
+  const child = spawn(
+    process.execPath,
+    [...argv, url, String(Math.round(rate)), String(durationS)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (c: string) => out += c);
+    child.on("close", () => {
+      try {
+        const r = JSON.parse(out.trim().split("\n").at(-1)!);
+        if (r.failed > 0) reject(new Error(`paced producer saw ${r.failed} failures`));
+        else resolve();
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
 /** Runs `connections` loops of `once` for `ms`; returns completed operations per second. */
 async function load(
   connections: number,
@@ -162,13 +192,13 @@ try {
   const batchRate = batchReqs * 100;
   say(`  ${batchRate.toFixed(0)} msgs/s`);
 
-  // End to end: autocannon produces at about half the peak rate (steady, 64 connections)
-  // while this process long-polls every queue. Latency = arrival at the consumer minus the
+  // End to end: a paced producer (paced_producer.ts, a child process on this runtime) sends
+  // about half the peak rate evenly, while this process long-polls every queue. Latency = arrival at the consumer minus the
   // message's bornTimestamp, which the broker sets when it accepts the request (same
   // machine, same clock): the broker's produce -> store -> dispatch -> wake -> answer path,
   // without the load generator's own queueing.
-  const target = Math.max(100, produceRate / 2);
-  say(`end-to-end latency at ~${target.toFixed(0)} msgs/s (autocannon -R)…`);
+  const target = e2eRate ?? Math.max(100, produceRate / 2);
+  say(`end-to-end latency at ~${target.toFixed(0)} msgs/s (paced producer)…`);
   const e2e: number[] = [];
   let consuming = true;
   const start = await mq.getOffsets(await ensureGroup(), "e2e");
@@ -181,7 +211,7 @@ try {
       offset = page.nextOffset;
     }
   });
-  await autocannon(broker.url + "/v1/topics/e2e/messages", bodyFile, 64, seconds, target);
+  await paced(broker.url + "/v1/topics/e2e/messages", target, seconds);
   await new Promise((r) => setTimeout(r, 600));
   consuming = false;
   await Promise.all(consumers);
