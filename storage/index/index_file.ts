@@ -19,6 +19,7 @@
 // header. Queries read memory first, so entries not yet written are visible.
 import type { FileHandle, FilePort } from "../file_port.ts";
 import { readFully } from "../file_port.ts";
+import { setImmediate } from "node:timers";
 import { assert } from "../errors.ts";
 import type { DispatchRequest } from "../dispatch_request.ts";
 import { javaStringHashCode } from "../message/record.ts";
@@ -317,6 +318,34 @@ export class IndexFile {
   async flush(): Promise<void> {
     this.writeDirty();
     await this.sync();
+  }
+
+  /**
+   * Writes the slot pages dirty now in small runs, yielding to the event loop between
+   * them: with random keys nearly every put dirties a page, and writing thousands of pages
+   * in one go stalled the broker for tens of ms at each checkpoint. Pages dirtied meanwhile
+   * are marked again and go with the next writeDirty(); slots pointing at entries not yet
+   * written are harmless (recovery rebuilds slots from entries).
+   */
+  async writeSlotPagesGradually(pagesPerTurn: number): Promise<void> {
+    const slots = this.#slots;
+    if (slots === null || this.#dirtyPages.length === 0) return;
+    const pages = this.#dirtyPages.splice(0).sort((a, b) => a - b);
+    for (const page of pages) this.#pageDirty[page] = 0;
+    for (let i = 0; i < pages.length; i += pagesPerTurn) {
+      for (const page of pages.slice(i, i + pagesPerTurn)) {
+        const firstSlot = page * SLOTS_PER_PAGE;
+        const endSlot = Math.min(firstSlot + SLOTS_PER_PAGE, slots.length);
+        const bytes = new Uint8Array((endSlot - firstSlot) * INDEX_SLOT_BYTES);
+        const view = new DataView(bytes.buffer);
+        for (let s = firstSlot; s < endSlot; s++) {
+          view.setInt32((s - firstSlot) * INDEX_SLOT_BYTES, slots[s]);
+        }
+        this.#handle.writeAt(bytes, INDEX_HEADER_BYTES + firstSlot * INDEX_SLOT_BYTES);
+      }
+      this.#unsynced = true;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /**

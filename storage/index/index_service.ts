@@ -14,6 +14,8 @@ import { checkIndexLayout, IndexError, IndexFile, indexKeyHash } from "./index_f
 
 /** Most offsets one query returns (RocketMQ maxMsgsNumBatch). */
 export const MAX_MSGS_NUM_BATCH = 64;
+/** Slot pages written per event-loop turn by flush() (256 KiB). */
+const SLOT_PAGES_PER_TURN = 64;
 export const INDEX_DIR = "index";
 const INDEX_FILE_NAME = /^\d{17}$/;
 
@@ -145,6 +147,10 @@ export class IndexService {
 
   /** Writes and fdatasyncs sealed files, then the active one; fsyncs a new file's name. */
   async flush(): Promise<void> {
+    this.#checkWritable();
+    for (const file of [...this.#indexFiles]) {
+      await file.writeSlotPagesGradually(SLOT_PAGES_PER_TURN);
+    }
     this.#checkWritable();
     this.writeDirty();
     try {
