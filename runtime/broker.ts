@@ -39,6 +39,7 @@ import type {
   PullResult,
   QueueOffsetInfo,
   ScheduledOutcome,
+  ScheduledStats,
   TopicConfig,
   TopicUpsert,
   WireMessage,
@@ -797,7 +798,21 @@ export class Broker implements BrokerClient {
       flushDiskType: this.config.store.flushDiskType,
       commitLogMaxOffset: this.store.commitLog.wroteOffset,
       runtime: this.deps.runtime,
+      scheduled: this.#scheduledStats(),
     });
+  }
+
+  /** Pending counts and recent lateness of delayed and timed messages. */
+  #scheduledStats(): ScheduledStats {
+    const levels = this.schedule?.pending() ?? [];
+    return {
+      timersPending: this.timers?.pending ?? 0,
+      timersDelivered: this.timers?.delivered ?? 0,
+      timerLateP50Ms: quantile(this.timers?.lateness ?? [], 0.5),
+      timerLateP99Ms: quantile(this.timers?.lateness ?? [], 0.99),
+      delayLevelPending: levels,
+      delayLevelLateP99Ms: quantile(this.schedule?.lateness ?? [], 0.99),
+    };
   }
 
   /** Prometheus text exposition of the broker's gauges. */
@@ -814,6 +829,18 @@ export class Broker implements BrokerClient {
       "# TYPE mq_topics gauge",
       `mq_topics ${this.#topics.size}`,
     ];
+    const s = this.#scheduledStats();
+    lines.push(
+      "# TYPE mq_timers_pending gauge",
+      `mq_timers_pending ${s.timersPending}`,
+      "# TYPE mq_timers_delivered_total counter",
+      `mq_timers_delivered_total ${s.timersDelivered}`,
+      "# TYPE mq_timer_lateness_ms gauge",
+      `mq_timer_lateness_ms{quantile="0.5"} ${s.timerLateP50Ms}`,
+      `mq_timer_lateness_ms{quantile="0.99"} ${s.timerLateP99Ms}`,
+      "# TYPE mq_delay_level_pending gauge",
+      ...s.delayLevelPending.map((n, i) => `mq_delay_level_pending{level="${i + 1}"} ${n}`),
+    );
     return lines.join("\n") + "\n";
   }
 }
@@ -861,4 +888,11 @@ export function asBrokerError(err: unknown): BrokerError {
   const mapped = fromStoreError(err);
   if (mapped instanceof BrokerError) return mapped;
   return new BrokerError("INTERNAL", "Internal error", {}, { cause: err });
+}
+
+/** The q-quantile of recent samples (0 when there are none). */
+function quantile(samples: readonly number[], q: number): number {
+  if (samples.length === 0) return 0;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))];
 }

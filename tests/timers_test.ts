@@ -96,6 +96,17 @@ for (const runtime of RUNTIMES) {
       assert.ok(moved.storeTimestamp >= at);
     });
 
+    await t.step("stats show pending timers and delivery lateness", async () => {
+      await mq.produce("Timed", { body: "pending", delayMs: 120_000 });
+      const health = await mq.health();
+      assert.ok(health.scheduled!.timersPending >= 1);
+      assert.ok(health.scheduled!.timersDelivered >= 3);
+      assert.ok(health.scheduled!.timerLateP99Ms >= 0 && health.scheduled!.timerLateP99Ms < 1000);
+      const metrics = await (await fetch(`${b.url}/metrics`)).text();
+      assert.match(metrics, /^mq_timers_pending [1-9]\d*$/m);
+      assert.match(metrics, /^mq_delay_level_pending\{level="18"\} 0$/m);
+    });
+
     await t.step("cancel by key cancels every pending message with the key", async () => {
       const ids = [];
       for (let i = 0; i < 3; i++) {

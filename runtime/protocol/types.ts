@@ -128,6 +128,18 @@ export interface HealthInfo {
   flushDiskType: string;
   commitLogMaxOffset: number;
   runtime: string;
+  scheduled?: ScheduledStats;
+}
+
+/** Delayed and timed messages: pending counts and lateness of recent deliveries (ms). */
+export interface ScheduledStats {
+  timersPending: number;
+  timersDelivered: number;
+  timerLateP50Ms: number;
+  timerLateP99Ms: number;
+  /** Messages waiting per delay level (index 0 = level 1). */
+  delayLevelPending: number[];
+  delayLevelLateP99Ms: number;
 }
 
 /** What functions/ needs from a broker: in-process (embedded) or over HTTP (split). */
