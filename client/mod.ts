@@ -10,11 +10,13 @@ import type {
   FindQuery,
   GroupOffsets,
   HealthInfo,
+  PopMessage,
   ProduceMessage,
   ProduceResult,
   PullRequest,
   PullResult,
   QueueOffsetInfo,
+  ReceiveOptions,
   ScheduledOutcome,
   TopicConfig,
   TopicUpsert,
@@ -151,6 +153,34 @@ export class MqClient implements BrokerClient {
   }
   health(): Promise<HealthInfo> {
     return this.#request("GET", "/healthz");
+  }
+  async receive(
+    group: string,
+    options: ReceiveOptions,
+    signal?: AbortSignal,
+  ): Promise<PopMessage[]> {
+    return (await this.#request<{ messages: PopMessage[] }>(
+      "POST",
+      `/v1/groups/${enc_(group)}/receive`,
+      { json: options, signal },
+    )).messages;
+  }
+  async ack(group: string, receiptHandle: string): Promise<void> {
+    await this.#request("POST", `/v1/groups/${enc_(group)}/ack`, { json: { receiptHandle } });
+  }
+  async nack(group: string, receiptHandle: string, delayMs = 0): Promise<void> {
+    await this.#request("POST", `/v1/groups/${enc_(group)}/nack`, {
+      json: { receiptHandle, delayMs },
+    });
+  }
+  changeInvisibleTime(
+    group: string,
+    receiptHandle: string,
+    invisibleMs: number,
+  ): Promise<{ invisibleUntil: number }> {
+    return this.#request("POST", `/v1/groups/${enc_(group)}/visibility`, {
+      json: { receiptHandle, invisibleMs },
+    });
   }
   cancelScheduled(topic: string, messageId: string): Promise<ScheduledOutcome> {
     return this.#request("DELETE", `/v1/topics/${enc_(topic)}/scheduled/${enc_(messageId)}`);

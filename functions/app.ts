@@ -244,6 +244,67 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     await call((b) => b.upsertGroup(group));
     return c.json({ group });
   });
+  app.post("/v1/groups/:group/receive", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    for (const k of Object.keys(body)) {
+      if (!["topic", "max", "invisibleMs", "waitMs"].includes(k)) {
+        throw new BrokerError("INVALID_PARAMETER", `Unknown receive field ${k}`);
+      }
+    }
+    if (typeof body.topic !== "string") {
+      throw new BrokerError("INVALID_PARAMETER", "Cannot receive without topic");
+    }
+    const topic = checkReadableTopic(body.topic);
+    allow(c, "subscribe", { topic, group });
+    for (const k of ["max", "invisibleMs", "waitMs"]) {
+      if (body[k] !== undefined && (!Number.isSafeInteger(body[k]) || (body[k] as number) < 0)) {
+        throw new BrokerError("INVALID_PARAMETER", `${k} must be a non-negative integer`);
+      }
+    }
+    if ((body.waitMs as number | undefined ?? 0) > limits.pullWaitMsMax) {
+      throw new BrokerError("INVALID_PARAMETER", `waitMs must be at most ${limits.pullWaitMsMax}`);
+    }
+    const messages = await call((b) =>
+      b.receive(group, {
+        topic,
+        max: body.max as number | undefined,
+        invisibleMs: body.invisibleMs as number | undefined,
+        waitMs: body.waitMs as number | undefined,
+      }, c.req.raw.signal)
+    );
+    return c.json({ messages });
+  });
+  for (const action of ["ack", "nack", "visibility"] as const) {
+    app.post(`/v1/groups/:group/${action}`, async (c) => {
+      const group = checkGroup(c.req.param("group"));
+      allow(c, "subscribe", { group });
+      const body = await jsonBody(c, limits) as Record<string, unknown>;
+      if (typeof body.receiptHandle !== "string") {
+        throw new BrokerError("INVALID_PARAMETER", "Cannot settle without receiptHandle");
+      }
+      const handle = body.receiptHandle;
+      if (action === "ack") {
+        await call((b) => b.ack(group, handle));
+        return c.json({ receiptHandle: handle, status: "ACKED" });
+      }
+      const ms = action === "nack" ? body.delayMs ?? 0 : body.invisibleMs;
+      if (!Number.isSafeInteger(ms) || (ms as number) < 0) {
+        throw new BrokerError(
+          "INVALID_PARAMETER",
+          `${action === "nack" ? "delayMs" : "invisibleMs"} must be a non-negative integer`,
+        );
+      }
+      if (action === "nack") {
+        await call((b) => b.nack(group, handle, ms as number));
+        return c.json({ receiptHandle: handle, status: "NACKED" });
+      }
+      return c.json({
+        receiptHandle: handle,
+        ...(await call((b) => b.changeInvisibleTime(group, handle, ms as number))),
+      });
+    });
+  }
   app.get("/v1/groups/:group/offsets/:topic", async (c) => {
     const [group, topic] = [
       checkGroup(c.req.param("group")),

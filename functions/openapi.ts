@@ -289,6 +289,68 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: [group],
         put: { summary: "Create a consumer group", responses: { "200": json("Group"), ...errors } },
       },
+      "/v1/groups/{group}/receive": {
+        parameters: [group],
+        post: {
+          summary:
+            "POP receive: messages with receipt handles, invisible to others until settled or invisibleMs passes",
+          requestBody: {
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  required: ["topic"],
+                  properties: {
+                    topic: { type: "string" },
+                    max: { type: "integer" },
+                    invisibleMs: { type: "integer" },
+                    waitMs: { type: "integer" },
+                  },
+                },
+              },
+            },
+          },
+          responses: { "200": json("Messages"), ...errors },
+        },
+      },
+      "/v1/groups/{group}/ack": {
+        parameters: [group],
+        post: {
+          summary: "Acknowledge a received message",
+          requestBody: {
+            content: {
+              "application/json": { schema: { type: "object", required: ["receiptHandle"] } },
+            },
+          },
+          responses: { "200": json("Acked"), "409": problem, ...errors },
+        },
+      },
+      "/v1/groups/{group}/nack": {
+        parameters: [group],
+        post: {
+          summary: "Give a message back (after delayMs); it returns with reconsumeTimes + 1",
+          requestBody: {
+            content: {
+              "application/json": { schema: { type: "object", required: ["receiptHandle"] } },
+            },
+          },
+          responses: { "200": json("Nacked"), "409": problem, ...errors },
+        },
+      },
+      "/v1/groups/{group}/visibility": {
+        parameters: [group],
+        post: {
+          summary: "Change a received message's invisible time",
+          requestBody: {
+            content: {
+              "application/json": {
+                schema: { type: "object", required: ["receiptHandle", "invisibleMs"] },
+              },
+            },
+          },
+          responses: { "200": json("New deadline"), "409": problem, ...errors },
+        },
+      },
       "/v1/groups/{group}/offsets/{topic}": {
         parameters: [group, topic],
         get: {

@@ -33,11 +33,13 @@ import type {
   FindQuery,
   GroupOffsets,
   HealthInfo,
+  PopMessage,
   ProduceMessage,
   ProduceResult,
   PullRequest,
   PullResult,
   QueueOffsetInfo,
+  ReceiveOptions,
   ScheduledOutcome,
   ScheduledStats,
   TopicConfig,
@@ -48,6 +50,7 @@ import { MESSAGE_ID_PATTERN, MessageIdGenerator } from "./message_id.ts";
 import { PullHoldService } from "./long_polling.ts";
 import { checkCron, CronService } from "./cron_service.ts";
 import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, TimerService } from "./timer_service.ts";
+import { PopService, REVIVE_TOPIC } from "./pop_service.ts";
 import { IdempotencyCache } from "./idempotency.ts";
 import {
   fromStoreError,
@@ -76,6 +79,8 @@ export class Broker implements BrokerClient {
   schedule: ScheduleService | undefined;
   #cron: CronService | undefined;
   timers: TimerService | undefined;
+  pop: PopService | undefined;
+  #groupRetryMax = new Map<string, number>();
   #metadataHandle: MetadataDbHandle | undefined;
   #metadata: MetadataStore | undefined;
   #offsets: ConsumerOffsetStore | undefined;
@@ -102,6 +107,7 @@ export class Broker implements BrokerClient {
     this.store.onArrival((topic, queueId, maxOffset) => {
       if (topic === SCHEDULE_TOPIC) this.schedule?.arriving(queueId);
       else if (topic === TIMER_TOPIC) this.timers?.arriving();
+      else if (topic === REVIVE_TOPIC) this.pop?.arriving();
       else this.holds.arriving(topic, queueId, maxOffset);
     });
     this.#idempotency = new IdempotencyCache({
@@ -157,7 +163,10 @@ export class Broker implements BrokerClient {
         log("error", "persisting consumer offsets failed", { err: String(err) }),
     });
     for (const t of await this.#metadata.listTopics()) this.#topics.set(t.topicName, toTopic(t));
-    for (const g of await this.#metadata.listConsumerGroups()) this.#groups.add(g.groupName);
+    for (const g of await this.#metadata.listConsumerGroups()) {
+      this.#groups.add(g.groupName);
+      this.#groupRetryMax.set(g.groupName, g.retryMaxTimes);
+    }
     this.#cron = new CronService({
       db: this.#metadataHandle.db,
       produce: (topic, message) => this.produce(topic, message),
@@ -167,6 +176,22 @@ export class Broker implements BrokerClient {
       newId: () => crypto.randomUUID(),
     });
     await this.#cron.start();
+    const offsets = this.#offsets;
+    this.pop = new PopService({
+      store: this.store,
+      timers: this.timers,
+      holds: this.holds,
+      nowMs: this.deps.nowMs,
+      log,
+      newId: () => this.#ids.next(),
+      storeHost: this.#storeHost,
+      offsets: {
+        query: (g, t, q) => offsets.query(g, t, q),
+        commit: (g, t, q, o) => offsets.commit(g, t, q, o),
+      },
+      retryMaxTimesOf: (group) => this.#groupRetryMax.get(group) ?? 16,
+    });
+    this.pop.arriving(); // CKs that fired while the broker was down
   }
 
   /** First step of a graceful stop: answer held pulls now and refuse new writes. */
@@ -688,6 +713,80 @@ export class Broker implements BrokerClient {
       }
     }
     return Promise.resolve(out);
+  }
+
+  // ---- POP consumption ----
+
+  async receive(
+    group: string,
+    options: ReceiveOptions,
+    signal?: AbortSignal,
+  ): Promise<PopMessage[]> {
+    await this.#existingGroup(group);
+    const topic = this.#readableTopic(options.topic, 0);
+    const c = this.config;
+    const max = options.max ?? c.popMsgNumsMax;
+    const invisibleMs = options.invisibleMs ?? c.popInvisibleMsDefault;
+    const waitMs = Math.min(options.waitMs ?? 0, c.pullWaitMsMax);
+    if (!Number.isInteger(max) || max < 1 || max > c.popMsgNumsMax) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot receive ${max} messages: 1-${c.popMsgNumsMax} (popMsgNumsMax)`,
+      );
+    }
+    this.#checkInvisible(invisibleMs);
+    return this.pop!.receive({
+      group,
+      topic: topic.name,
+      readQueueNums: topic.readQueueNums,
+      max,
+      invisibleMs,
+      waitMs,
+      signal,
+    }).catch((err) => {
+      throw fromStoreError(err);
+    });
+  }
+
+  async ack(group: string, receiptHandle: string): Promise<void> {
+    await this.#existingGroup(group);
+    await this.pop!.ack(group, receiptHandle);
+  }
+
+  async nack(group: string, receiptHandle: string, delayMs: number): Promise<void> {
+    await this.#existingGroup(group);
+    if (!Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > this.config.popInvisibleMsMax) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot nack with delayMs ${delayMs}: 0-${this.config.popInvisibleMsMax}`,
+      );
+    }
+    await this.pop!.nack(group, receiptHandle, delayMs);
+  }
+
+  async changeInvisibleTime(
+    group: string,
+    receiptHandle: string,
+    invisibleMs: number,
+  ): Promise<{ invisibleUntil: number }> {
+    await this.#existingGroup(group);
+    this.#checkInvisible(invisibleMs);
+    return {
+      invisibleUntil: await this.pop!.changeInvisibleTime(group, receiptHandle, invisibleMs),
+    };
+  }
+
+  #checkInvisible(invisibleMs: number) {
+    const c = this.config;
+    if (
+      !Number.isSafeInteger(invisibleMs) || invisibleMs < c.popInvisibleMsMin ||
+      invisibleMs > c.popInvisibleMsMax
+    ) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot use invisibleMs ${invisibleMs}: ${c.popInvisibleMsMin}-${c.popInvisibleMsMax}`,
+      );
+    }
   }
 
   // ---- scheduled messages ----

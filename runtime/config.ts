@@ -57,6 +57,12 @@ export interface BrokerConfig {
    * fileReservedTime so a far timer's message is never deleted under it. */
   timerRollWindowMs: number;
   timerCheckpointIntervalMs: number;
+  /** Messages per POP receive, at most. */
+  popMsgNumsMax: number;
+  /** POP invisible time bounds, ms. */
+  popInvisibleMsMin: number;
+  popInvisibleMsMax: number;
+  popInvisibleMsDefault: number;
   /** Cron schedules at once. */
   cronSchedulesMax: number;
   /** Graceful shutdown gives held requests and flushes this long, ms. */
@@ -311,6 +317,10 @@ export function defaultBrokerConfig(dataDir = "./data"): BrokerConfig {
     offsetPersistIntervalMs: 5000,
     flushDelayOffsetIntervalMs: 10_000,
     cronSchedulesMax: 1000,
+    popMsgNumsMax: 32,
+    popInvisibleMsMin: 10,
+    popInvisibleMsMax: 12 * 3_600_000,
+    popInvisibleMsDefault: 30_000,
     timerPrecisionMs: 10,
     timerHorizonMs: 365 * 86_400_000,
     timerRollWindowMs: 24 * 3_600_000,

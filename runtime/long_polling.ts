@@ -63,6 +63,8 @@ export class PullHoldService {
 
   /** Dispatch's notice: `maxOffset` is the queue's new end; `tagsCode` the newest tag hash. */
   arriving(topic: string, queueId: number, maxOffset: number, tagsCode?: number): void {
+    // Holds on queue -1 wait for any queue of the topic (POP receive).
+    for (const hold of [...(this.#holds.get(`${topic}@-1`) ?? [])]) hold.wake("arrived");
     const set = this.#holds.get(`${topic}@${queueId}`);
     if (!set) return;
     for (const hold of [...set]) {

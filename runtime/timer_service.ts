@@ -177,6 +177,11 @@ export class TimerService {
     return "CANCELLED";
   }
 
+  /** The newest timer-topic record of a scheduled message (for callers that keep state in it). */
+  find(messageId: string, topic?: string): MessageRecord | undefined {
+    return this.#latestTimerRecord(messageId, topic);
+  }
+
   /** Timer-topic records of `messageId`, newest first: the live one is the newest. */
   #latestTimerRecord(messageId: string, topic?: string): MessageRecord | undefined {
     const records = this.store.queryMessage(TIMER_TOPIC, messageId, {

@@ -49,6 +49,21 @@ export const PROBLEMS = {
     type: "/problems/schedule-not-found",
     title: "No such schedule",
   },
+  RECEIPT_HANDLE_UNKNOWN: {
+    status: 404,
+    type: "/problems/receipt-handle-unknown",
+    title: "No such receipt handle",
+  },
+  RECEIPT_HANDLE_EXPIRED: {
+    status: 409,
+    type: "/problems/receipt-handle-expired",
+    title: "The invisible time has passed",
+  },
+  RECEIPT_HANDLE_SETTLED: {
+    status: 409,
+    type: "/problems/receipt-handle-settled",
+    title: "The receipt handle was already acknowledged",
+  },
   MESSAGE_NOT_FOUND: { status: 404, type: "/problems/message-not-found", title: "No such message" },
   ROUTE_NOT_FOUND: { status: 404, type: "/problems/not-found", title: "No such route" },
   METHOD_NOT_ALLOWED: {

@@ -157,6 +157,14 @@ export interface BrokerClient {
   listTopics(): Promise<TopicConfig[]>;
   deleteTopic(name: string): Promise<void>;
   upsertGroup(group: string): Promise<void>;
+  receive(group: string, options: ReceiveOptions, signal?: AbortSignal): Promise<PopMessage[]>;
+  ack(group: string, receiptHandle: string): Promise<void>;
+  nack(group: string, receiptHandle: string, delayMs: number): Promise<void>;
+  changeInvisibleTime(
+    group: string,
+    receiptHandle: string,
+    invisibleMs: number,
+  ): Promise<{ invisibleUntil: number }>;
   commitOffset(
     group: string,
     topic: string,
@@ -229,4 +237,17 @@ export interface ScheduledOutcome {
   messageId: string;
   status: "CANCELLED" | "RESCHEDULED";
   deliverAt?: number;
+}
+
+/** A message received by POP: settle it with its receipt handle before invisibleUntil. */
+export interface PopMessage extends WireMessage {
+  receiptHandle: string;
+  invisibleUntil: number;
+}
+
+export interface ReceiveOptions {
+  topic: string;
+  max?: number;
+  invisibleMs?: number;
+  waitMs?: number;
 }

