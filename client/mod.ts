@@ -9,6 +9,8 @@ import type {
   CronScheduleView,
   FindQuery,
   GroupOffsets,
+  GroupSettings,
+  GroupView,
   HealthInfo,
   PopMessage,
   ProduceMessage,
@@ -112,8 +114,11 @@ export class MqClient implements BrokerClient {
   async deleteTopic(name: string): Promise<void> {
     await this.#request("DELETE", `/v1/topics/${enc_(name)}`);
   }
-  async upsertGroup(group: string): Promise<void> {
-    await this.#request("PUT", `/v1/groups/${enc_(group)}`, { json: {} });
+  upsertGroup(group: string, settings: GroupSettings = {}): Promise<GroupView> {
+    return this.#request("PUT", `/v1/groups/${enc_(group)}`, { json: settings });
+  }
+  getGroup(group: string): Promise<GroupView> {
+    return this.#request("GET", `/v1/groups/${enc_(group)}`);
   }
   commitOffset(
     group: string,
@@ -168,7 +173,7 @@ export class MqClient implements BrokerClient {
   async ack(group: string, receiptHandle: string): Promise<void> {
     await this.#request("POST", `/v1/groups/${enc_(group)}/ack`, { json: { receiptHandle } });
   }
-  async nack(group: string, receiptHandle: string, delayMs = 0): Promise<void> {
+  async nack(group: string, receiptHandle: string, delayMs?: number): Promise<void> {
     await this.#request("POST", `/v1/groups/${enc_(group)}/nack`, {
       json: { receiptHandle, delayMs },
     });

@@ -15,6 +15,7 @@ import type {
   BatchItemResult,
   BrokerClient,
   BrokerResolver,
+  GroupSettings,
   ProduceMessage,
 } from "../runtime/protocol/types.ts";
 import { Authenticator, type Principal, type Right } from "./auth.ts";
@@ -241,8 +242,28 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.put("/v1/groups/:group", async (c) => {
     const group = checkGroup(c.req.param("group"));
     allow(c, "subscribe", { group });
-    await call((b) => b.upsertGroup(group));
-    return c.json({ group });
+    const body = c.req.header("content-length") === "0" || !c.req.raw.body
+      ? {}
+      : await jsonBody(c, limits) as Record<string, unknown>;
+    const allowed = new Set([
+      "messageModel",
+      "consumeFromWhere",
+      "consumeTimestampMs",
+      "retryMaxTimes",
+      "retryBackoffMs",
+      "orderly",
+    ]);
+    for (const k of Object.keys(body)) {
+      if (!allowed.has(k)) {
+        throw new BrokerError("INVALID_PARAMETER", `Unknown group setting ${k}`);
+      }
+    }
+    return c.json(await call((b) => b.upsertGroup(group, body as GroupSettings)));
+  });
+  app.get("/v1/groups/:group", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "subscribe", { group });
+    return c.json(await call((b) => b.getGroup(group)));
   });
   app.post("/v1/groups/:group/receive", async (c) => {
     const group = checkGroup(c.req.param("group"));

@@ -287,7 +287,15 @@ export function openApiDocument(): Record<string, unknown> {
       },
       "/v1/groups/{group}": {
         parameters: [group],
-        put: { summary: "Create a consumer group", responses: { "200": json("Group"), ...errors } },
+        put: {
+          summary:
+            "Create a consumer group or replace its settings (messageModel, consumeFromWhere, retryMaxTimes, retryBackoffMs, orderly)",
+          responses: { "200": json("Group"), ...errors },
+        },
+        get: {
+          summary: "A consumer group's settings",
+          responses: { "200": json("Group"), ...errors },
+        },
       },
       "/v1/groups/{group}/receive": {
         parameters: [group],

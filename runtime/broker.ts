@@ -7,6 +7,7 @@ import type { FilePort } from "../storage/file_port.ts";
 import { javaStringHashCode, type MessageInput } from "../storage/message/record.ts";
 import { type MetadataDbHandle, openMetadataDb } from "../storage/metadata/sqlite.ts";
 import {
+  type ConsumerGroupConfig,
   MetadataError,
   MetadataStore,
   PERM_READ,
@@ -32,6 +33,8 @@ import type {
   CronScheduleView,
   FindQuery,
   GroupOffsets,
+  GroupSettings,
+  GroupView,
   HealthInfo,
   PopMessage,
   ProduceMessage,
@@ -80,12 +83,11 @@ export class Broker implements BrokerClient {
   #cron: CronService | undefined;
   timers: TimerService | undefined;
   pop: PopService | undefined;
-  #groupRetryMax = new Map<string, number>();
+  #groupConfigs = new Map<string, ConsumerGroupConfig>();
   #metadataHandle: MetadataDbHandle | undefined;
   #metadata: MetadataStore | undefined;
   #offsets: ConsumerOffsetStore | undefined;
   #topics = new Map<string, TopicConfig>();
-  #groups = new Set<string>();
   #roundRobin = new Map<string, number>();
   #idempotency: IdempotencyCache<ProduceResult>;
   #ids: MessageIdGenerator;
@@ -164,8 +166,7 @@ export class Broker implements BrokerClient {
     });
     for (const t of await this.#metadata.listTopics()) this.#topics.set(t.topicName, toTopic(t));
     for (const g of await this.#metadata.listConsumerGroups()) {
-      this.#groups.add(g.groupName);
-      this.#groupRetryMax.set(g.groupName, g.retryMaxTimes);
+      this.#groupConfigs.set(g.groupName, g);
     }
     this.#cron = new CronService({
       db: this.#metadataHandle.db,
@@ -189,7 +190,8 @@ export class Broker implements BrokerClient {
         query: (g, t, q) => offsets.query(g, t, q),
         commit: (g, t, q, o) => offsets.commit(g, t, q, o),
       },
-      retryMaxTimesOf: (group) => this.#groupRetryMax.get(group) ?? 16,
+      groupOf: (group) => this.#groupConfigs.get(group),
+      delayLevelsMs: this.store.delayLevelsMs,
     });
     this.pop.arriving(); // CKs that fired while the broker was down
   }
@@ -571,15 +573,38 @@ export class Broker implements BrokerClient {
 
   // ---- groups and offsets ----
 
-  async upsertGroup(group: string): Promise<void> {
+  /**
+   * Creates a consumer group, or replaces its settings (PUT semantics: a setting left out
+   * takes its default). With no settings an existing group is left as it is.
+   */
+  async upsertGroup(group: string, settings: GroupSettings = {}): Promise<GroupView> {
     checkGroup(group);
-    if (!this.#groups.has(group)) await this.#metadata!.upsertConsumerGroup({ groupName: group });
-    this.#groups.add(group);
+    const current = this.#groupConfigs.get(group);
+    if (current && Object.keys(settings).length === 0) return toGroupView(current);
+    try {
+      const stored = await this.#metadata!.upsertConsumerGroup({ groupName: group, ...settings });
+      this.#groupConfigs.set(group, stored);
+      return toGroupView(stored);
+    } catch (err) {
+      if (err instanceof MetadataError) {
+        throw new BrokerError("INVALID_PARAMETER", err.message, {}, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  getGroup(group: string): Promise<GroupView> {
+    checkGroup(group);
+    const config = this.#groupConfigs.get(group);
+    if (!config) {
+      return Promise.reject(new BrokerError("GROUP_NOT_FOUND", `No consumer group ${group}`));
+    }
+    return Promise.resolve(toGroupView(config));
   }
 
   #existingGroup(group: string): Promise<void> {
     checkGroup(group);
-    if (!this.#groups.has(group)) {
+    if (!this.#groupConfigs.has(group)) {
       return Promise.reject(
         new BrokerError(
           "GROUP_NOT_FOUND",
@@ -753,9 +778,12 @@ export class Broker implements BrokerClient {
     await this.pop!.ack(group, receiptHandle);
   }
 
-  async nack(group: string, receiptHandle: string, delayMs: number): Promise<void> {
+  async nack(group: string, receiptHandle: string, delayMs?: number): Promise<void> {
     await this.#existingGroup(group);
-    if (!Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > this.config.popInvisibleMsMax) {
+    if (
+      delayMs !== undefined &&
+      (!Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > this.config.popInvisibleMsMax)
+    ) {
       throw new BrokerError(
         "INVALID_PARAMETER",
         `Cannot nack with delayMs ${delayMs}: 0-${this.config.popInvisibleMsMax}`,
@@ -942,6 +970,18 @@ export class Broker implements BrokerClient {
     );
     return lines.join("\n") + "\n";
   }
+}
+
+function toGroupView(g: ConsumerGroupConfig): GroupView {
+  return {
+    group: g.groupName,
+    messageModel: g.messageModel,
+    consumeFromWhere: g.consumeFromWhere,
+    consumeTimestampMs: g.consumeTimestampMs,
+    retryMaxTimes: g.retryMaxTimes,
+    retryBackoffMs: g.retryBackoffMs ? [...g.retryBackoffMs] : null,
+    orderly: g.orderly,
+  };
 }
 
 function toTopic(t: StoredTopic): TopicConfig {

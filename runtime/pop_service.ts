@@ -23,6 +23,7 @@ import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, type TimerService } from "./tim
 import type { PullHoldService } from "./long_polling.ts";
 import { toWireMessage } from "./wire.ts";
 import type { Logger } from "./log.ts";
+import type { ConsumerGroupConfig } from "../storage/metadata/metadata_store.ts";
 
 export const REVIVE_TOPIC = "rmq_sys_REVIVE_LOG";
 export const PROPERTY_RETRY_TOPIC = "RETRY_TOPIC";
@@ -55,7 +56,9 @@ export interface PopDeps {
     query(group: string, topic: string, queueId: number): number | undefined;
     commit(group: string, topic: string, queueId: number, offset: number): void;
   };
-  retryMaxTimesOf(group: string): number;
+  groupOf(group: string): ConsumerGroupConfig | undefined;
+  /** Delay levels in ms (level N waits delayLevelsMs[N - 1]). */
+  delayLevelsMs: readonly number[];
 }
 
 export interface ReceiveRequest {
@@ -187,9 +190,23 @@ export class PopService {
     }
   }
 
-  /** Makes the message visible again after `delayMs` (0: now), counting a reconsume. */
-  async nack(group: string, handle: string, delayMs: number): Promise<void> {
-    await this.changeInvisibleTime(group, handle, delayMs);
+  /**
+   * Gives the message back: it returns after `delayMs`, or by default after the group's
+   * retry ladder — its retryBackoffMs list, else RocketMQ's delay level 3 + reconsumeTimes
+   * (10 s, 30 s, 1 min, … 2 h) — counting a reconsume.
+   */
+  async nack(group: string, handle: string, delayMs: number | undefined): Promise<void> {
+    const ck = this.#checkpointOf(group, handle);
+    const reconsumeTimes = this.deps.store.lookMessageByOffset(ck.c)?.reconsumeTimes ?? 0;
+    await this.changeInvisibleTime(group, handle, delayMs ?? this.backoffMs(group, reconsumeTimes));
+  }
+
+  /** The retry ladder: the delay before delivery number `reconsumeTimes + 2`. */
+  backoffMs(group: string, reconsumeTimes: number): number {
+    const custom = this.deps.groupOf(group)?.retryBackoffMs;
+    if (custom && custom.length > 0) return custom[Math.min(reconsumeTimes, custom.length - 1)];
+    const levels = this.deps.delayLevelsMs;
+    return levels[Math.min(3 + reconsumeTimes, levels.length) - 1];
   }
 
   /** Moves the moment the message comes back to now + invisibleMs. The handle stays valid. */
@@ -277,7 +294,7 @@ export class PopService {
     const properties = new Map(original.properties);
     if (!properties.has(PROPERTY_RETRY_TOPIC)) properties.set(PROPERTY_RETRY_TOPIC, original.topic);
     const origin = properties.get(PROPERTY_RETRY_TOPIC)!;
-    const dead = reconsumeTimes > this.deps.retryMaxTimesOf(ck.g);
+    const dead = reconsumeTimes > (this.deps.groupOf(ck.g)?.retryMaxTimes ?? 16);
     if (dead) properties.set(PROPERTY_DLQ_ORIGIN_TOPIC, origin);
     return this.deps.store.putMessage({
       topic: dead ? dlqTopicOf(ck.g) : retryTopicOf(ck.g),

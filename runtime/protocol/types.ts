@@ -156,10 +156,11 @@ export interface BrokerClient {
   getTopic(name: string): Promise<TopicConfig>;
   listTopics(): Promise<TopicConfig[]>;
   deleteTopic(name: string): Promise<void>;
-  upsertGroup(group: string): Promise<void>;
+  upsertGroup(group: string, settings?: GroupSettings): Promise<GroupView>;
+  getGroup(group: string): Promise<GroupView>;
   receive(group: string, options: ReceiveOptions, signal?: AbortSignal): Promise<PopMessage[]>;
   ack(group: string, receiptHandle: string): Promise<void>;
-  nack(group: string, receiptHandle: string, delayMs: number): Promise<void>;
+  nack(group: string, receiptHandle: string, delayMs?: number): Promise<void>;
   changeInvisibleTime(
     group: string,
     receiptHandle: string,
@@ -250,4 +251,20 @@ export interface ReceiveOptions {
   max?: number;
   invisibleMs?: number;
   waitMs?: number;
+}
+
+/** Consumer group settings (RocketMQ's SubscriptionGroupConfig and consumer defaults). */
+export interface GroupSettings {
+  messageModel?: "CLUSTERING" | "BROADCASTING";
+  consumeFromWhere?: "LAST_OFFSET" | "FIRST_OFFSET" | "TIMESTAMP";
+  consumeTimestampMs?: number | null;
+  /** Deliveries after which a message goes to %DLQ%group (maxReconsumeTimes). 16. */
+  retryMaxTimes?: number;
+  /** Delay before retry N+1 is entry N (ms); null: the delay levels 3 + reconsumeTimes. */
+  retryBackoffMs?: number[] | null;
+  orderly?: boolean;
+}
+
+export interface GroupView extends Required<GroupSettings> {
+  group: string;
 }
