@@ -120,6 +120,20 @@ export class MqClient implements BrokerClient {
   getGroup(group: string): Promise<GroupView> {
     return this.#request("GET", `/v1/groups/${enc_(group)}`);
   }
+  listDlq(group: string, options: { offset?: number; max?: number } = {}): Promise<PullResult> {
+    const q = new URLSearchParams();
+    if (options.offset !== undefined) q.set("offset", String(options.offset));
+    if (options.max !== undefined) q.set("max", String(options.max));
+    return this.#request("GET", `/v1/groups/${enc_(group)}/dlq?${q}`);
+  }
+  redriveDlq(group: string, messageIds?: string[]): Promise<{ redriven: number }> {
+    return this.#request("POST", `/v1/groups/${enc_(group)}/dlq/redrive`, {
+      json: messageIds ? { messageIds } : {},
+    });
+  }
+  purgeDlq(group: string): Promise<{ purged: number }> {
+    return this.#request("DELETE", `/v1/groups/${enc_(group)}/dlq`);
+  }
   commitOffset(
     group: string,
     topic: string,

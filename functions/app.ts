@@ -260,6 +260,31 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     }
     return c.json(await call((b) => b.upsertGroup(group, body as GroupSettings)));
   });
+  app.get("/v1/groups/:group/dlq", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "subscribe", { group });
+    const offset = parseNonNegativeInt("offset", c.req.query("offset"));
+    const max = parseNonNegativeInt("max", c.req.query("max"), limits.pullMsgNumsMax);
+    return c.json(await call((b) => b.listDlq(group, { offset, max })));
+  });
+  app.post("/v1/groups/:group/dlq/redrive", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "admin", { group });
+    const body = await jsonBody(c, limits) as { messageIds?: unknown };
+    const ids = body.messageIds;
+    if (
+      ids !== undefined &&
+      (!Array.isArray(ids) || ids.length > 1000 || !ids.every((x) => typeof x === "string"))
+    ) {
+      throw new BrokerError("INVALID_PARAMETER", "messageIds must be a list of at most 1000 ids");
+    }
+    return c.json(await call((b) => b.redriveDlq(group, ids as string[] | undefined)));
+  });
+  app.delete("/v1/groups/:group/dlq", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "admin", { group });
+    return c.json(await call((b) => b.purgeDlq(group)));
+  });
   app.get("/v1/groups/:group", async (c) => {
     const group = checkGroup(c.req.param("group"));
     allow(c, "subscribe", { group });

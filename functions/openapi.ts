@@ -297,6 +297,24 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { "200": json("Group"), ...errors },
         },
       },
+      "/v1/groups/{group}/dlq": {
+        parameters: [group],
+        get: {
+          summary: "List dead letters (original topic shown)",
+          responses: { "200": json("Messages"), ...errors },
+        },
+        delete: {
+          summary: "Purge the dead letters",
+          responses: { "200": json("Purged"), ...errors },
+        },
+      },
+      "/v1/groups/{group}/dlq/redrive": {
+        parameters: [group],
+        post: {
+          summary: "Put dead letters back on their original topic",
+          responses: { "200": json("Redriven"), ...errors },
+        },
+      },
       "/v1/groups/{group}/receive": {
         parameters: [group],
         post: {

@@ -53,7 +53,16 @@ import { MESSAGE_ID_PATTERN, MessageIdGenerator } from "./message_id.ts";
 import { PullHoldService } from "./long_polling.ts";
 import { checkCron, CronService } from "./cron_service.ts";
 import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, TimerService } from "./timer_service.ts";
-import { PopService, REVIVE_TOPIC } from "./pop_service.ts";
+import {
+  dlqTopicOf,
+  PopService,
+  PROPERTY_DLQ_ORIGIN_TOPIC,
+  PROPERTY_RETRY_TOPIC,
+  REVIVE_TOPIC,
+} from "./pop_service.ts";
+
+/** Offsets-store group that keeps each DLQ's purge/redrive cursor. */
+const DLQ_CURSOR_PREFIX = "%DLQCURSOR%";
 import { IdempotencyCache } from "./idempotency.ts";
 import {
   fromStoreError,
@@ -802,6 +811,91 @@ export class Broker implements BrokerClient {
     return {
       invisibleUntil: await this.pop!.changeInvisibleTime(group, receiptHandle, invisibleMs),
     };
+  }
+
+  // ---- dead letters ----
+
+  /** Messages in %DLQ%{group} from the purge cursor (or `offset`), original topic shown. */
+  async listDlq(
+    group: string,
+    options: { offset?: number; max?: number } = {},
+  ): Promise<PullResult> {
+    await this.#existingGroup(group);
+    const dlq = dlqTopicOf(group);
+    const cursor = this.#offsets!.query(DLQ_CURSOR_PREFIX + group, dlq, 0) ?? 0;
+    const max = Math.min(options.max ?? this.config.pullMsgNumsDefault, this.config.pullMsgNumsMax);
+    const from = Math.max(options.offset ?? cursor, cursor, this.store.getMinOffsetInQueue(dlq, 0));
+    const got = this.store.getMessage(dlq, 0, from, {
+      maxMsgNums: max,
+      maxBytes: this.config.pullBytesMax,
+    });
+    const maxOffset = this.store.getMaxOffsetInQueue(dlq, 0);
+    const messages = got.messages.map((m) => {
+      const wire = toWireMessage(m.record, m.queueOffset);
+      return { ...wire, topic: m.record.properties.get(PROPERTY_DLQ_ORIGIN_TOPIC) ?? wire.topic };
+    });
+    return {
+      status: messages.length ? "FOUND" : "NO_NEW_MESSAGE",
+      messages,
+      nextOffset: Math.max(from, got.nextBeginOffset),
+      minOffset: Math.max(cursor, got.minOffset),
+      maxOffset,
+    };
+  }
+
+  /**
+   * Puts dead letters back on their original topic with reconsumeTimes 0 (same id, body and
+   * properties): the listed ones, or all from the cursor, which then moves past them.
+   */
+  async redriveDlq(group: string, messageIds?: string[]): Promise<{ redriven: number }> {
+    await this.#existingGroup(group);
+    const dlq = dlqTopicOf(group);
+    const cursor = this.#offsets!.query(DLQ_CURSOR_PREFIX + group, dlq, 0) ?? 0;
+    const end = this.store.getMaxOffsetInQueue(dlq, 0);
+    const wanted = messageIds ? new Set(messageIds) : undefined;
+    const puts: Promise<unknown>[] = [];
+    for (let offset = Math.max(cursor, this.store.getMinOffsetInQueue(dlq, 0)); offset < end;) {
+      const got = this.store.getMessage(dlq, 0, offset, {
+        maxMsgNums: 256,
+        maxBytes: 16 * 1024 * 1024,
+      });
+      if (got.messages.length === 0) break;
+      for (const m of got.messages) {
+        const props = new Map(m.record.properties);
+        if (wanted && !wanted.has(props.get("UNIQ_KEY") ?? "")) continue;
+        const origin = props.get(PROPERTY_DLQ_ORIGIN_TOPIC) ?? props.get(PROPERTY_RETRY_TOPIC);
+        const topic = origin ? this.#topics.get(origin) : undefined;
+        if (!topic) continue; // the original topic is gone: the letter stays
+        for (const p of [PROPERTY_DLQ_ORIGIN_TOPIC, PROPERTY_RETRY_TOPIC]) props.delete(p);
+        puts.push(this.store.putMessage({
+          topic: topic.name,
+          queueId: this.#selectQueue(topic, {} as ProduceMessage),
+          body: m.record.body,
+          flag: m.record.flag,
+          properties: props,
+          bornTimestamp: m.record.bornTimestamp,
+          bornHost: m.record.bornHost,
+          storeHost: this.#storeHost,
+          reconsumeTimes: 0,
+        }));
+      }
+      offset = got.nextBeginOffset;
+    }
+    await Promise.all(puts).catch((err) => {
+      throw fromStoreError(err);
+    });
+    if (!wanted) this.#offsets!.commit(DLQ_CURSOR_PREFIX + group, dlq, 0, end);
+    return { redriven: puts.length };
+  }
+
+  /** Forgets every dead letter of the group (they age out of the CommitLog). */
+  async purgeDlq(group: string): Promise<{ purged: number }> {
+    await this.#existingGroup(group);
+    const dlq = dlqTopicOf(group);
+    const cursor = this.#offsets!.query(DLQ_CURSOR_PREFIX + group, dlq, 0) ?? 0;
+    const end = this.store.getMaxOffsetInQueue(dlq, 0);
+    this.#offsets!.commit(DLQ_CURSOR_PREFIX + group, dlq, 0, end);
+    return { purged: Math.max(0, end - Math.max(cursor, this.store.getMinOffsetInQueue(dlq, 0))) };
   }
 
   #checkInvisible(invisibleMs: number) {

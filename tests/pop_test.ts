@@ -18,32 +18,42 @@ for (const runtime of RUNTIMES) {
     await mq.upsertTopic("Jobs", { readQueueNums: 2, writeQueueNums: 2 });
     await mq.upsertGroup("workers");
 
-    await t.step("a received message is invisible to others; an acked one never comes back", async () => {
-      await mq.produce("Jobs", { body: "job-1", queueId: 0 });
-      const [m] = await mq.receive("workers", { topic: "Jobs", invisibleMs: 300 });
-      assert.equal(m.body, "job-1");
-      assert.equal(m.reconsumeTimes, 0);
-      assert.deepEqual(await mq.receive("workers", { topic: "Jobs", invisibleMs: 300 }), []);
-      await mq.ack("workers", m.receiptHandle);
-      await sleep(600);
-      assert.deepEqual(await mq.receive("workers", { topic: "Jobs" }), [], "acked message came back");
-      await assert.rejects(mq.ack("workers", m.receiptHandle), code("RECEIPT_HANDLE_SETTLED"));
-    });
+    await t.step(
+      "a received message is invisible to others; an acked one never comes back",
+      async () => {
+        await mq.produce("Jobs", { body: "job-1", queueId: 0 });
+        const [m] = await mq.receive("workers", { topic: "Jobs", invisibleMs: 300 });
+        assert.equal(m.body, "job-1");
+        assert.equal(m.reconsumeTimes, 0);
+        assert.deepEqual(await mq.receive("workers", { topic: "Jobs", invisibleMs: 300 }), []);
+        await mq.ack("workers", m.receiptHandle);
+        await sleep(600);
+        assert.deepEqual(
+          await mq.receive("workers", { topic: "Jobs" }),
+          [],
+          "acked message came back",
+        );
+        await assert.rejects(mq.ack("workers", m.receiptHandle), code("RECEIPT_HANDLE_SETTLED"));
+      },
+    );
 
-    await t.step("an unacked message comes back after its invisible time, and only then", async () => {
-      await mq.produce("Jobs", { body: "job-2", queueId: 1 });
-      const received = Date.now();
-      const [m] = await mq.receive("workers", { topic: "Jobs", invisibleMs: 400 });
-      assert.deepEqual(await mq.receive("workers", { topic: "Jobs", waitMs: 200 }), []);
-      const [again] = await mq.receive("workers", { topic: "Jobs", waitMs: 3000 });
-      assert.ok(Date.now() - received >= 400, "came back early");
-      assert.equal(again.body, "job-2");
-      assert.equal(again.messageId, m.messageId);
-      assert.equal(again.topic, "Jobs");
-      assert.equal(again.reconsumeTimes, 1);
-      await assert.rejects(mq.ack("workers", m.receiptHandle), code("RECEIPT_HANDLE_EXPIRED"));
-      await mq.ack("workers", again.receiptHandle);
-    });
+    await t.step(
+      "an unacked message comes back after its invisible time, and only then",
+      async () => {
+        await mq.produce("Jobs", { body: "job-2", queueId: 1 });
+        const received = Date.now();
+        const [m] = await mq.receive("workers", { topic: "Jobs", invisibleMs: 400 });
+        assert.deepEqual(await mq.receive("workers", { topic: "Jobs", waitMs: 200 }), []);
+        const [again] = await mq.receive("workers", { topic: "Jobs", waitMs: 3000 });
+        assert.ok(Date.now() - received >= 400, "came back early");
+        assert.equal(again.body, "job-2");
+        assert.equal(again.messageId, m.messageId);
+        assert.equal(again.topic, "Jobs");
+        assert.equal(again.reconsumeTimes, 1);
+        await assert.rejects(mq.ack("workers", m.receiptHandle), code("RECEIPT_HANDLE_EXPIRED"));
+        await mq.ack("workers", again.receiptHandle);
+      },
+    );
 
     await t.step("nack returns it at once; visibility extends the deadline", async () => {
       await mq.produce("Jobs", { body: "job-3", queueId: 0 });
@@ -59,11 +69,71 @@ for (const runtime of RUNTIMES) {
       await mq.ack("workers", back.receiptHandle);
     });
 
+    await t.step(
+      "past retryMaxTimes a message goes to the DLQ; redrive puts it back; purge empties",
+      async () => {
+        await mq.upsertTopic("Fragile", { readQueueNums: 1, writeQueueNums: 1 });
+        const settings = await mq.upsertGroup("strict", { retryMaxTimes: 1 });
+        assert.equal(settings.retryMaxTimes, 1);
+        const { messageId } = await mq.produce("Fragile", {
+          body: "poison",
+          properties: { k: "v" },
+        });
+        const seen: number[] = [];
+        const end = Date.now() + 8000;
+        while (seen.length < 2 && Date.now() < end) {
+          for (
+            const m of await mq.receive("strict", {
+              topic: "Fragile",
+              invisibleMs: 150,
+              waitMs: 1000,
+            })
+          ) {
+            assert.equal(m.messageId, messageId);
+            seen.push(m.reconsumeTimes); // never acked: it fails every time
+          }
+        }
+        assert.deepEqual(seen, [0, 1]);
+        let dlq = await mq.listDlq("strict");
+        for (let i = 0; i < 30 && dlq.messages.length === 0; i++) {
+          await sleep(100);
+          dlq = await mq.listDlq("strict");
+        }
+        assert.equal(dlq.messages.length, 1, "the message never reached the DLQ");
+        assert.equal(dlq.messages[0].messageId, messageId);
+        assert.equal(dlq.messages[0].topic, "Fragile");
+        assert.equal(dlq.messages[0].reconsumeTimes, 2);
+        assert.deepEqual(
+          await mq.receive("strict", { topic: "Fragile", waitMs: 300 }),
+          [],
+          "a dead letter is not delivered",
+        );
+        assert.deepEqual(await mq.redriveDlq("strict"), { redriven: 1 });
+        const [back] = await mq.receive("strict", { topic: "Fragile", waitMs: 2000 });
+        assert.equal(back.messageId, messageId);
+        assert.equal(back.reconsumeTimes, 0);
+        assert.deepEqual(back.properties, { k: "v" });
+        await mq.ack("strict", back.receiptHandle);
+        assert.equal(
+          (await mq.listDlq("strict")).messages.length,
+          0,
+          "redriven letters leave the list",
+        );
+        assert.deepEqual(await mq.purgeDlq("strict"), { purged: 0 });
+      },
+    );
+
     await t.step("bad input: unknown handle, unknown group, bad invisible time", async () => {
-      await assert.rejects(mq.ack("workers", "0123456789ABCDEF0123456789ABCDEF"), code("RECEIPT_HANDLE_UNKNOWN"));
+      await assert.rejects(
+        mq.ack("workers", "0123456789ABCDEF0123456789ABCDEF"),
+        code("RECEIPT_HANDLE_UNKNOWN"),
+      );
       await assert.rejects(mq.ack("workers", "not-a-handle"), code("RECEIPT_HANDLE_UNKNOWN"));
       await assert.rejects(mq.receive("nobody", { topic: "Jobs" }), code("GROUP_NOT_FOUND"));
-      await assert.rejects(mq.receive("workers", { topic: "Jobs", invisibleMs: 0 }), code("INVALID_PARAMETER"));
+      await assert.rejects(
+        mq.receive("workers", { topic: "Jobs", invisibleMs: 0 }),
+        code("INVALID_PARAMETER"),
+      );
     });
   });
 
@@ -85,7 +155,9 @@ for (const runtime of RUNTIMES) {
         await using b = await startBroker(runtime, { dataDir, env });
         const seen = [];
         const end = Date.now() + 8000;
-        while (Date.now() < end && seen.length === 0) seen.push(...await b.client.receive("g", { topic: "Work", waitMs: 1000 }));
+        while (Date.now() < end && seen.length === 0) {
+          seen.push(...await b.client.receive("g", { topic: "Work", waitMs: 1000 }));
+        }
         assert.equal(seen[0]?.messageId, id, "the unacked message never came back");
         await b.client.ack("g", seen[0].receiptHandle);
         await b.stop();

@@ -255,6 +255,7 @@ export class ConsumerMembership {
         held.push(queueId);
       }
     }
+    if (byQueue.size === 0) record.locks.delete(topic);
     return held;
   }
 

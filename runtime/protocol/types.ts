@@ -158,6 +158,9 @@ export interface BrokerClient {
   deleteTopic(name: string): Promise<void>;
   upsertGroup(group: string, settings?: GroupSettings): Promise<GroupView>;
   getGroup(group: string): Promise<GroupView>;
+  listDlq(group: string, options?: { offset?: number; max?: number }): Promise<PullResult>;
+  redriveDlq(group: string, messageIds?: string[]): Promise<{ redriven: number }>;
+  purgeDlq(group: string): Promise<{ purged: number }>;
   receive(group: string, options: ReceiveOptions, signal?: AbortSignal): Promise<PopMessage[]>;
   ack(group: string, receiptHandle: string): Promise<void>;
   nack(group: string, receiptHandle: string, delayMs?: number): Promise<void>;
