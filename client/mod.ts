@@ -3,6 +3,7 @@
 // functions use in split mode, so everything the API offers is here.
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type {
+  AssignmentView,
   BatchItemResult,
   BrokerClient,
   CronScheduleInput,
@@ -12,6 +13,8 @@ import type {
   GroupSettings,
   GroupView,
   HealthInfo,
+  HeartbeatRequest,
+  MembersView,
   PopMessage,
   ProduceMessage,
   ProduceResult,
@@ -119,6 +122,32 @@ export class MqClient implements BrokerClient {
   }
   getGroup(group: string): Promise<GroupView> {
     return this.#request("GET", `/v1/groups/${enc_(group)}`);
+  }
+  heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView> {
+    return this.#request("POST", `/v1/groups/${enc_(group)}/heartbeat`, { json: data });
+  }
+  unregister(group: string, clientId: string): Promise<MembersView> {
+    return this.#request("DELETE", `/v1/groups/${enc_(group)}/members/${enc_(clientId)}`);
+  }
+  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView> {
+    return this.#request(
+      "GET",
+      `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${enc_(topic)}`,
+    );
+  }
+  async lockQueues(
+    group: string,
+    clientId: string,
+    topic: string,
+    queueIds: number[],
+    unlock = false,
+  ): Promise<number[]> {
+    const r = await this.#request<{ queueIds: number[] }>(
+      "POST",
+      `/v1/groups/${enc_(group)}/${unlock ? "unlock" : "lock"}`,
+      { json: { clientId, topic, queueIds } },
+    );
+    return r.queueIds;
   }
   listDlq(group: string, options: { offset?: number; max?: number } = {}): Promise<PullResult> {
     const q = new URLSearchParams();

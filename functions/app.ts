@@ -16,6 +16,7 @@ import type {
   BrokerClient,
   BrokerResolver,
   GroupSettings,
+  HeartbeatRequest,
   ProduceMessage,
 } from "../runtime/protocol/types.ts";
 import { Authenticator, type Principal, type Right } from "./auth.ts";
@@ -260,6 +261,69 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     }
     return c.json(await call((b) => b.upsertGroup(group, body as GroupSettings)));
   });
+  app.post("/v1/groups/:group/heartbeat", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "subscribe", { group });
+    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    for (const k of Object.keys(body)) {
+      if (!["clientId", "subscriptions", "strategy", "room", "configQueues"].includes(k)) {
+        throw new BrokerError("INVALID_PARAMETER", `Unknown heartbeat field ${k}`);
+      }
+    }
+    if (
+      !Array.isArray(body.subscriptions) ||
+      !body.subscriptions.every((s) => s && typeof s.topic === "string")
+    ) {
+      throw new BrokerError("INVALID_PARAMETER", "subscriptions must be a list of {topic, tags?}");
+    }
+    for (const s of body.subscriptions as { topic: string }[]) {
+      allow(c, "subscribe", { topic: s.topic, group });
+    }
+    return c.json(await call((b) => b.heartbeat(group, body as unknown as HeartbeatRequest)));
+  });
+  app.delete("/v1/groups/:group/members/:clientId", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "subscribe", { group });
+    return c.json(await call((b) => b.unregister(group, c.req.param("clientId"))));
+  });
+  app.get("/v1/groups/:group/assignment", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    const topic = checkReadableTopic(c.req.query("topic") ?? "");
+    const clientId = c.req.query("clientId");
+    if (!clientId) {
+      throw new BrokerError("INVALID_PARAMETER", "Cannot compute an assignment without clientId");
+    }
+    allow(c, "subscribe", { topic, group });
+    return c.json(await call((b) => b.assignment(group, clientId, topic)));
+  });
+  for (const action of ["lock", "unlock"] as const) {
+    app.post(`/v1/groups/:group/${action}`, async (c) => {
+      const group = checkGroup(c.req.param("group"));
+      const body = await jsonBody(c, limits) as {
+        clientId?: unknown;
+        topic?: unknown;
+        queueIds?: unknown;
+      };
+      if (
+        typeof body.clientId !== "string" || typeof body.topic !== "string" ||
+        !Array.isArray(body.queueIds) || !body.queueIds.every(Number.isInteger)
+      ) {
+        throw new BrokerError("INVALID_PARAMETER", "Send {clientId, topic, queueIds: [int]}");
+      }
+      const topic = checkReadableTopic(body.topic);
+      allow(c, "subscribe", { topic, group });
+      const queueIds = await call((b) =>
+        b.lockQueues(
+          group,
+          body.clientId as string,
+          topic,
+          body.queueIds as number[],
+          action === "unlock",
+        )
+      );
+      return c.json({ queueIds });
+    });
+  }
   app.get("/v1/groups/:group/dlq", async (c) => {
     const group = checkGroup(c.req.param("group"));
     allow(c, "subscribe", { group });

@@ -297,6 +297,46 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { "200": json("Group"), ...errors },
         },
       },
+      "/v1/groups/{group}/heartbeat": {
+        parameters: [group],
+        post: {
+          summary: "A long-lived consumer's heartbeat: client id, subscriptions, strategy",
+          responses: { "200": json("Members and generation"), ...errors },
+        },
+      },
+      "/v1/groups/{group}/members/{clientId}": {
+        parameters: [group, {
+          name: "clientId",
+          in: "path",
+          required: true,
+          schema: { type: "string" },
+        }],
+        delete: { summary: "Leave the group", responses: { "200": json("Members"), ...errors } },
+      },
+      "/v1/groups/{group}/assignment": {
+        parameters: [group],
+        get: {
+          summary: "The queues a member should consume now (RocketMQ's allocation strategies)",
+          parameters: ["clientId", "topic"].map((name) => ({
+            name,
+            in: "query",
+            required: true,
+            schema: { type: "string" },
+          })),
+          responses: { "200": json("Assignment"), ...errors },
+        },
+      },
+      "/v1/groups/{group}/lock": {
+        parameters: [group],
+        post: {
+          summary: "Lock queues for ordered consumption (60 s, renew by locking again)",
+          responses: { "200": json("Queues held"), ...errors },
+        },
+      },
+      "/v1/groups/{group}/unlock": {
+        parameters: [group],
+        post: { summary: "Release queue locks", responses: { "200": json("Released"), ...errors } },
+      },
       "/v1/groups/{group}/dlq": {
         parameters: [group],
         get: {

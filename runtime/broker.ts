@@ -27,6 +27,7 @@ import {
   checkUserTopic,
 } from "./protocol/names.ts";
 import type {
+  AssignmentView,
   BatchItemResult,
   BrokerClient,
   CronScheduleInput,
@@ -36,6 +37,8 @@ import type {
   GroupSettings,
   GroupView,
   HealthInfo,
+  HeartbeatRequest,
+  MembersView,
   PopMessage,
   ProduceMessage,
   ProduceResult,
@@ -53,6 +56,8 @@ import { MESSAGE_ID_PATTERN, MessageIdGenerator } from "./message_id.ts";
 import { PullHoldService } from "./long_polling.ts";
 import { checkCron, CronService } from "./cron_service.ts";
 import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, TimerService } from "./timer_service.ts";
+import { ConsumerMembership, MembershipError } from "./consumer/membership.ts";
+import { AllocateArgumentError } from "./consumer/allocate.ts";
 import {
   dlqTopicOf,
   PopService,
@@ -92,6 +97,8 @@ export class Broker implements BrokerClient {
   #cron: CronService | undefined;
   timers: TimerService | undefined;
   pop: PopService | undefined;
+  readonly membership: ConsumerMembership;
+  #expireTimer: ReturnType<typeof setInterval> | undefined;
   #groupConfigs = new Map<string, ConsumerGroupConfig>();
   #metadataHandle: MetadataDbHandle | undefined;
   #metadata: MetadataStore | undefined;
@@ -115,6 +122,10 @@ export class Broker implements BrokerClient {
       diskUsedRatio: deps.diskUsedRatio,
     });
     this.holds = new PullHoldService({ holdsMax: deps.config.heldPullsMax });
+    this.membership = new ConsumerMembership({
+      nowMs: deps.nowMs,
+      memberTimeoutMs: deps.config.consumerTimeoutMs,
+    });
     this.store.onArrival((topic, queueId, maxOffset) => {
       if (topic === SCHEDULE_TOPIC) this.schedule?.arriving(queueId);
       else if (topic === TIMER_TOPIC) this.timers?.arriving();
@@ -203,6 +214,9 @@ export class Broker implements BrokerClient {
       delayLevelsMs: this.store.delayLevelsMs,
     });
     this.pop.arriving(); // CKs that fired while the broker was down
+    // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
+    this.#expireTimer = setInterval(() => this.membership.expire(this.deps.nowMs()), 5000);
+    (this.#expireTimer as { unref?: () => void }).unref?.();
   }
 
   /** First step of a graceful stop: answer held pulls now and refuse new writes. */
@@ -216,6 +230,7 @@ export class Broker implements BrokerClient {
     if (this.#closed) return;
     this.#closed = true;
     await this.#cron?.stop();
+    clearInterval(this.#expireTimer);
     this.drain();
     await this.timers?.stop().catch((err) =>
       this.deps.log("error", "stopping timers failed", { err: String(err) })
@@ -811,6 +826,77 @@ export class Broker implements BrokerClient {
     return {
       invisibleUntil: await this.pop!.changeInvisibleTime(group, receiptHandle, invisibleMs),
     };
+  }
+
+  // ---- long-lived consumers: membership, assignment, ordered locks ----
+
+  async heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView> {
+    await this.#existingGroup(group);
+    for (const s of data.subscriptions ?? []) this.#readableTopic(s.topic, 0);
+    this.#membership(() => this.membership.heartbeat(group, data));
+    return this.members(group);
+  }
+
+  async unregister(group: string, clientId: string): Promise<MembersView> {
+    await this.#existingGroup(group);
+    this.membership.unregister(group, clientId);
+    return this.members(group);
+  }
+
+  members(group: string): MembersView {
+    return {
+      group,
+      generation: this.membership.generation(group),
+      members: this.membership.members(group),
+    };
+  }
+
+  /** The queues of `topic` that `clientId` should consume now, by the group's strategy. */
+  async assignment(group: string, clientId: string, topic: string): Promise<AssignmentView> {
+    await this.#existingGroup(group);
+    const config = this.#readableTopic(topic, 0);
+    const queues = [...Array(config.readQueueNums).keys()].map((queueId) => ({
+      brokerName: this.config.brokerName,
+      queueId,
+    }));
+    const mine = this.#membership(() => this.membership.assignment(group, clientId, topic, queues));
+    return {
+      group,
+      clientId,
+      topic,
+      generation: this.membership.generation(group),
+      queueIds: mine.map((q) => q.queueId),
+    };
+  }
+
+  /** Ordered consumption: the queues `clientId` now holds (free, its own, or expired locks). */
+  async lockQueues(
+    group: string,
+    clientId: string,
+    topic: string,
+    queueIds: number[],
+    unlock = false,
+  ): Promise<number[]> {
+    await this.#existingGroup(group);
+    this.#readableTopic(topic, 0);
+    if (unlock) {
+      this.#membership(() => this.membership.unlock(group, clientId, topic, queueIds));
+      return [];
+    }
+    return this.#membership(() =>
+      this.membership.lock(group, clientId, topic, queueIds, this.deps.nowMs())
+    );
+  }
+
+  #membership<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (err) {
+      if (err instanceof MembershipError || err instanceof AllocateArgumentError) {
+        throw new BrokerError("INVALID_PARAMETER", (err as Error).message, {}, { cause: err });
+      }
+      throw err;
+    }
   }
 
   // ---- dead letters ----

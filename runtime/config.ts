@@ -57,6 +57,8 @@ export interface BrokerConfig {
    * fileReservedTime so a far timer's message is never deleted under it. */
   timerRollWindowMs: number;
   timerCheckpointIntervalMs: number;
+  /** A consumer silent this long leaves its group (heartbeats every 30 s), ms. */
+  consumerTimeoutMs: number;
   /** Messages per POP receive, at most. */
   popMsgNumsMax: number;
   /** POP invisible time bounds, ms. */
@@ -317,6 +319,7 @@ export function defaultBrokerConfig(dataDir = "./data"): BrokerConfig {
     offsetPersistIntervalMs: 5000,
     flushDelayOffsetIntervalMs: 10_000,
     cronSchedulesMax: 1000,
+    consumerTimeoutMs: 120_000,
     popMsgNumsMax: 32,
     popInvisibleMsMin: 10,
     popInvisibleMsMax: 12 * 3_600_000,

@@ -158,6 +158,16 @@ export interface BrokerClient {
   deleteTopic(name: string): Promise<void>;
   upsertGroup(group: string, settings?: GroupSettings): Promise<GroupView>;
   getGroup(group: string): Promise<GroupView>;
+  heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView>;
+  unregister(group: string, clientId: string): Promise<MembersView>;
+  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView>;
+  lockQueues(
+    group: string,
+    clientId: string,
+    topic: string,
+    queueIds: number[],
+    unlock?: boolean,
+  ): Promise<number[]>;
   listDlq(group: string, options?: { offset?: number; max?: number }): Promise<PullResult>;
   redriveDlq(group: string, messageIds?: string[]): Promise<{ redriven: number }>;
   purgeDlq(group: string): Promise<{ purged: number }>;
@@ -270,4 +280,34 @@ export interface GroupSettings {
 
 export interface GroupView extends Required<GroupSettings> {
   group: string;
+}
+
+export interface MembersView {
+  group: string;
+  /** Changes whenever the group's membership changes (rebalance epoch). */
+  generation: number;
+  members: string[];
+}
+
+export interface AssignmentView {
+  group: string;
+  clientId: string;
+  topic: string;
+  generation: number;
+  queueIds: number[];
+}
+
+export interface HeartbeatRequest {
+  clientId: string;
+  subscriptions: { topic: string; tags?: string }[];
+  /** RocketMQ's allocation strategy name; AVG by default. */
+  strategy?:
+    | "AVG"
+    | "AVG_BY_CIRCLE"
+    | "CONSISTENT_HASH"
+    | "CONFIG"
+    | "MACHINE_ROOM"
+    | "MACHINE_ROOM_NEARBY";
+  room?: string;
+  configQueues?: number[];
 }
