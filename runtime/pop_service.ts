@@ -42,6 +42,14 @@ interface Checkpoint {
   q: number;
   o: number; // queue offset
   c: number; // CommitLog offset of the message
+  ord?: 1; // from an orderly group: retried in place, never through the retry topic
+}
+
+/** Ordered POP: the one message of a queue out with a consumer, and its failures so far. */
+interface OrderlyInFlight {
+  handle: string;
+  offset: number;
+  failures: number;
 }
 
 export interface PopDeps {
@@ -74,6 +82,10 @@ export interface ReceiveRequest {
 export class PopService {
   #rotation = 0;
   #reviving = false;
+  /** Orderly groups: group|topic|queue -> the message out; no other leaves that queue. */
+  #orderly = new Map<string, OrderlyInFlight>();
+  /** Orderly failures of the message at group|topic|queue@offset (memory; a restart resets). */
+  #orderlyFailures = new Map<string, number>();
 
   constructor(private readonly deps: PopDeps) {}
 
@@ -99,6 +111,7 @@ export class PopService {
   }
 
   async #popOnce(req: ReceiveRequest, retry: string): Promise<PopMessage[]> {
+    if (this.deps.groupOf(req.group)?.orderly) return this.#popOrderly(req);
     const { store } = this.deps;
     const sources = [...Array(req.readQueueNums).keys()].map((q) => ({ topic: req.topic, q }));
     sources.push({ topic: retry, q: 0 });
@@ -151,6 +164,100 @@ export class PopService {
     });
   }
 
+  /**
+   * Ordered POP: at most one message per queue is out at a time, and the pop offset of a
+   * queue moves only when that message is acked (or buried after retryMaxTimes failures),
+   * so a failing message is retried in place and never overtaken by the next one.
+   */
+  async #popOrderly(req: ReceiveRequest): Promise<PopMessage[]> {
+    const { store } = this.deps;
+    const popKey = `%POP%${req.group}`;
+    const picked: { q: number; offset: number; record: MessageRecord; failures: number }[] = [];
+    const start = this.#rotation++;
+    for (let i = 0; i < req.readQueueNums && picked.length < req.max; i++) {
+      const q = (start + i) % req.readQueueNums;
+      const key = `${req.group}|${req.topic}|${q}`;
+      if (this.#orderly.has(key)) continue; // its message is out
+      let offset = this.deps.offsets.query(popKey, req.topic, q) ??
+        this.deps.offsets.query(req.group, req.topic, q) ??
+        store.getMinOffsetInQueue(req.topic, q);
+      offset = Math.max(offset, store.getMinOffsetInQueue(req.topic, q));
+      const got = store.getMessage(req.topic, q, offset, {
+        maxMsgNums: 1,
+        maxBytes: 4 * 1024 * 1024,
+      });
+      const m = got.messages[0];
+      if (!m) continue;
+      const failures = this.#orderlyFailures.get(`${key}@${m.queueOffset}`) ?? 0;
+      // Reserved now, before the await below, so a concurrent receive skips this queue.
+      this.#orderly.set(key, { handle: "", offset: m.queueOffset, failures });
+      picked.push({ q, offset: m.queueOffset, record: m.record, failures });
+    }
+    if (picked.length === 0) return [];
+    const popTime = this.deps.nowMs();
+    const ids = await Promise.all(
+      picked.map((p) =>
+        this.#scheduleCheckpoint(
+          req.group,
+          req.topic,
+          p.q,
+          p.offset,
+          p.record.physicalOffset,
+          popTime + req.invisibleMs,
+          true,
+        )
+      ),
+    ).catch((err) => {
+      for (const p of picked) this.#orderly.delete(`${req.group}|${req.topic}|${p.q}`);
+      throw err;
+    });
+    return picked.map((p, i) => {
+      this.#orderly.set(`${req.group}|${req.topic}|${p.q}`, {
+        handle: ids[i],
+        offset: p.offset,
+        failures: p.failures,
+      });
+      const wire = toWireMessage(p.record, p.offset);
+      return {
+        ...wire,
+        reconsumeTimes: p.record.reconsumeTimes + p.failures,
+        receiptHandle: ids[i],
+        invisibleUntil: popTime + req.invisibleMs,
+      };
+    });
+  }
+
+  /** An ordered message settled: the queue moves on to the next one. */
+  #orderlyDone(ck: Checkpoint) {
+    const key = `${ck.g}|${ck.t}|${ck.q}`;
+    const out = this.#orderly.get(key);
+    if (out && out.offset === ck.o) this.#orderly.delete(key);
+    this.#orderlyFailures.delete(`${key}@${ck.o}`);
+    const popKey = `%POP%${ck.g}`;
+    const current = this.deps.offsets.query(popKey, ck.t, ck.q) ?? 0;
+    if (ck.o + 1 > current) this.deps.offsets.commit(popKey, ck.t, ck.q, ck.o + 1);
+  }
+
+  /** An ordered message was not acked in time: it is handed out again, in place. */
+  #orderlyFailed(ck: Checkpoint): Promise<unknown> {
+    const key = `${ck.g}|${ck.t}|${ck.q}`;
+    const popKey = `%POP%${ck.g}`;
+    if ((this.deps.offsets.query(popKey, ck.t, ck.q) ?? 0) > ck.o) return Promise.resolve(); // settled before
+    const out = this.#orderly.get(key);
+    if (out && out.offset === ck.o) this.#orderly.delete(key);
+    const failures = (this.#orderlyFailures.get(`${key}@${ck.o}`) ?? 0) + 1;
+    if (failures <= (this.deps.groupOf(ck.g)?.retryMaxTimes ?? 16)) {
+      this.#orderlyFailures.set(`${key}@${ck.o}`, failures);
+      this.deps.holds.arriving(ck.t, ck.q, Number.MAX_SAFE_INTEGER); // wake receivers: it is back
+      return Promise.resolve();
+    }
+    // Past the limit it is buried, so the queue can move on.
+    const original = this.deps.store.lookMessageByOffset(ck.c);
+    this.#orderlyDone(ck);
+    if (!original) return Promise.resolve();
+    return this.#bury(ck.g, original, original.reconsumeTimes + failures);
+  }
+
   async #scheduleCheckpoint(
     group: string,
     topic: string,
@@ -158,9 +265,17 @@ export class PopService {
     offset: number,
     commitLogOffset: number,
     deliverMs: number,
+    orderly = false,
   ): Promise<string> {
     const id = this.deps.newId();
-    const ck: Checkpoint = { g: group, t: topic, q, o: offset, c: commitLogOffset };
+    const ck: Checkpoint = {
+      g: group,
+      t: topic,
+      q,
+      o: offset,
+      c: commitLogOffset,
+      ...(orderly ? { ord: 1 as const } : {}),
+    };
     await this.deps.store.putMessage({
       topic: TIMER_TOPIC,
       queueId: 0,
@@ -180,8 +295,9 @@ export class PopService {
 
   /** Acknowledges a received message: it will not come back. */
   async ack(group: string, handle: string): Promise<void> {
-    this.#checkpointOf(group, handle);
+    const ck = this.#checkpointOf(group, handle);
     const outcome = await this.#settle(() => this.deps.timers.cancel(handle, REVIVE_TOPIC));
+    if (outcome === "CANCELLED" && ck.ord) this.#orderlyDone(ck);
     if (outcome === "ALREADY_DELIVERED") {
       throw new BrokerError(
         "RECEIPT_HANDLE_EXPIRED",
@@ -288,16 +404,32 @@ export class PopService {
 
   #reviveOne(ckRecord: MessageRecord): Promise<unknown> {
     const ck = parseCheckpoint(ckRecord.body);
+    if (ck?.ord) return this.#orderlyFailed(ck);
     const original = ck ? this.deps.store.lookMessageByOffset(ck.c) : undefined;
     if (!ck || !original) return Promise.resolve(); // retention took it: nothing to bring back
     const reconsumeTimes = original.reconsumeTimes + 1;
+    if (reconsumeTimes > (this.deps.groupOf(ck.g)?.retryMaxTimes ?? 16)) {
+      return this.#bury(ck.g, original, reconsumeTimes);
+    }
+    return this.#requeue(ck.g, original, reconsumeTimes, false);
+  }
+
+  /** Past retryMaxTimes: to %DLQ%{group}, keeping id, body, properties, original topic. */
+  #bury(group: string, original: MessageRecord, reconsumeTimes: number): Promise<unknown> {
+    return this.#requeue(group, original, reconsumeTimes, true);
+  }
+
+  #requeue(
+    group: string,
+    original: MessageRecord,
+    reconsumeTimes: number,
+    dead: boolean,
+  ): Promise<unknown> {
     const properties = new Map(original.properties);
     if (!properties.has(PROPERTY_RETRY_TOPIC)) properties.set(PROPERTY_RETRY_TOPIC, original.topic);
-    const origin = properties.get(PROPERTY_RETRY_TOPIC)!;
-    const dead = reconsumeTimes > (this.deps.groupOf(ck.g)?.retryMaxTimes ?? 16);
-    if (dead) properties.set(PROPERTY_DLQ_ORIGIN_TOPIC, origin);
+    if (dead) properties.set(PROPERTY_DLQ_ORIGIN_TOPIC, properties.get(PROPERTY_RETRY_TOPIC)!);
     return this.deps.store.putMessage({
-      topic: dead ? dlqTopicOf(ck.g) : retryTopicOf(ck.g),
+      topic: dead ? dlqTopicOf(group) : retryTopicOf(group),
       queueId: 0,
       body: original.body,
       flag: original.flag,

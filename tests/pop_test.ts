@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { RUNTIMES } from "./harness/process.ts";
 import { startBroker, tempDir } from "./harness/broker.ts";
+import { seededRandom } from "../storage/testing.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const code = (c: string) => (e: { code?: string }) => e.code === c;
@@ -135,6 +136,67 @@ for (const runtime of RUNTIMES) {
         code("INVALID_PARAMETER"),
       );
     });
+  });
+
+  Deno.test(`ordered POP on ${runtime}: concurrent consumers with failures never see a queue out of order`, async () => {
+    await using b = await startBroker(runtime, { env: { MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH" } });
+    const mq = b.client;
+    await mq.upsertTopic("Seq", { readQueueNums: 2, writeQueueNums: 2 });
+    await mq.upsertGroup("ordered", { orderly: true });
+    const keys = ["k0", "k1", "k2", "k3"];
+    let total = 0;
+    for (let i = 0; i < 6; i++) {
+      for (const k of keys) {
+        await mq.produce("Seq", { body: `${k}:${i}`, shardingKey: k });
+        total++;
+      }
+    }
+    const acked = [0, 0]; // per queue: offsets below this were acked (marked before the ack is sent)
+    const received: string[] = [];
+    let failures = 0;
+    const events: string[] = [];
+    const random = seededRandom(12345);
+    const fail = () => random() < 0.25; // a quarter of deliveries fail (retryMaxTimes 16: none is buried)
+    const consumer = async () => {
+      const end = Date.now() + 20_000;
+      while (acked[0] + acked[1] < total && Date.now() < end) {
+        for (
+          const m of await mq.receive("ordered", {
+            topic: "Seq",
+            max: 4,
+            invisibleMs: 2000,
+            waitMs: 300,
+          })
+        ) {
+          events.push(`recv q${m.queueId}@${m.queueOffset} ${m.receiptHandle.slice(-6)}`);
+          assert.equal(
+            m.queueOffset,
+            acked[m.queueId],
+            `queue ${m.queueId}: got offset ${m.queueOffset} before ${
+              acked[m.queueId]
+            } was acked; ${events.slice(-30).join(" | ")}`,
+          );
+          received.push(m.body);
+          if (fail()) {
+            failures++;
+            events.push(`nack q${m.queueId}@${m.queueOffset} ${m.receiptHandle.slice(-6)}`);
+            await mq.nack("ordered", m.receiptHandle, 0);
+          } else {
+            acked[m.queueId] = m.queueOffset + 1;
+            events.push(`ack q${m.queueId}@${m.queueOffset} ${m.receiptHandle.slice(-6)}`);
+            await mq.ack("ordered", m.receiptHandle);
+          }
+        }
+      }
+    };
+    await Promise.all([consumer(), consumer(), consumer(), consumer()]);
+    assert.equal(acked[0] + acked[1], total, "not every message was acked");
+    assert.ok(failures > 0, "the run injected no failure");
+    // Per key, first receipts follow the produce order.
+    for (const k of keys) {
+      const firsts = [...new Set(received.filter((b) => b.startsWith(`${k}:`)))];
+      assert.deepEqual(firsts, [0, 1, 2, 3, 4, 5].map((i) => `${k}:${i}`));
+    }
   });
 
   Deno.test(`POP on ${runtime}: a received, unacked message survives a SIGKILL`, async () => {
