@@ -358,7 +358,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     const group = checkGroup(c.req.param("group"));
     const body = await jsonBody(c, limits) as Record<string, unknown>;
     for (const k of Object.keys(body)) {
-      if (!["topic", "max", "invisibleMs", "waitMs"].includes(k)) {
+      if (!["topic", "max", "invisibleMs", "waitMs", "clientId"].includes(k)) {
         throw new BrokerError("INVALID_PARAMETER", `Unknown receive field ${k}`);
       }
     }
@@ -378,6 +378,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     const messages = await call((b) =>
       b.receive(group, {
         topic,
+        clientId: body.clientId as string | undefined,
         max: body.max as number | undefined,
         invisibleMs: body.invisibleMs as number | undefined,
         waitMs: body.waitMs as number | undefined,

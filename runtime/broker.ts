@@ -784,8 +784,15 @@ export class Broker implements BrokerClient {
       );
     }
     this.#checkInvisible(invisibleMs);
+    if (
+      options.clientId !== undefined &&
+      (typeof options.clientId !== "string" || !/^[\x21-\x7e]{1,255}$/.test(options.clientId))
+    ) {
+      throw new BrokerError("INVALID_PARAMETER", "clientId must be 1-255 visible ASCII characters");
+    }
     return this.pop!.receive({
       group,
+      clientId: options.clientId,
       topic: topic.name,
       readQueueNums: topic.readQueueNums,
       max,

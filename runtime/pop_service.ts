@@ -71,6 +71,8 @@ export interface PopDeps {
 
 export interface ReceiveRequest {
   group: string;
+  /** Required for broadcasting groups: each client has offsets of its own. */
+  clientId?: string;
   topic: string;
   readQueueNums: number;
   max: number;
@@ -111,7 +113,9 @@ export class PopService {
   }
 
   async #popOnce(req: ReceiveRequest, retry: string): Promise<PopMessage[]> {
-    if (this.deps.groupOf(req.group)?.orderly) return this.#popOrderly(req);
+    const group = this.deps.groupOf(req.group);
+    if (group?.messageModel === "BROADCASTING") return this.#popBroadcast(req);
+    if (group?.orderly) return this.#popOrderly(req);
     const { store } = this.deps;
     const sources = [...Array(req.readQueueNums).keys()].map((q) => ({ topic: req.topic, q }));
     sources.push({ topic: retry, q: 0 });
@@ -162,6 +166,43 @@ export class PopService {
         invisibleUntil: popTime + req.invisibleMs,
       };
     });
+  }
+
+  /**
+   * Broadcasting: every member gets every message, from offsets of its own (keyed by its
+   * clientId). As in RocketMQ, broadcast messages are not retried: no checkpoint, nothing
+   * to ack (receiptHandle is empty).
+   */
+  #popBroadcast(req: ReceiveRequest): PopMessage[] {
+    if (!req.clientId) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot receive from broadcasting group ${req.group} without clientId`,
+      );
+    }
+    const popKey = `%POP%${req.group}@${req.clientId}`;
+    const out: PopMessage[] = [];
+    const start = this.#rotation++;
+    for (let i = 0; i < req.readQueueNums && out.length < req.max; i++) {
+      const q = (start + i) % req.readQueueNums;
+      const min = this.deps.store.getMinOffsetInQueue(req.topic, q);
+      const offset = Math.max(this.deps.offsets.query(popKey, req.topic, q) ?? min, min);
+      const got = this.deps.store.getMessage(req.topic, q, offset, {
+        maxMsgNums: req.max - out.length,
+        maxBytes: 4 * 1024 * 1024,
+      });
+      for (const m of got.messages) {
+        out.push({
+          ...toWireMessage(m.record, m.queueOffset),
+          receiptHandle: "",
+          invisibleUntil: 0,
+        });
+      }
+      if (got.messages.length > 0) {
+        this.deps.offsets.commit(popKey, req.topic, q, got.nextBeginOffset);
+      }
+    }
+    return out;
   }
 
   /**

@@ -124,6 +124,25 @@ for (const runtime of RUNTIMES) {
       },
     );
 
+    await t.step(
+      "broadcasting: every client gets every message from offsets of its own",
+      async () => {
+        await mq.upsertTopic("News", { readQueueNums: 2, writeQueueNums: 2 });
+        await mq.upsertGroup("screens", { messageModel: "BROADCASTING" });
+        for (let i = 0; i < 4; i++) await mq.produce("News", { body: `n${i}`, queueId: i % 2 });
+        const a = await mq.receive("screens", { topic: "News", clientId: "screen-a", max: 10 });
+        const b2 = await mq.receive("screens", { topic: "News", clientId: "screen-b", max: 10 });
+        assert.deepEqual(a.map((m) => m.body).sort(), ["n0", "n1", "n2", "n3"]);
+        assert.deepEqual(b2.map((m) => m.body).sort(), ["n0", "n1", "n2", "n3"]);
+        assert.deepEqual(
+          await mq.receive("screens", { topic: "News", clientId: "screen-a" }),
+          [],
+          "a's offsets moved",
+        );
+        await assert.rejects(mq.receive("screens", { topic: "News" }), code("INVALID_PARAMETER"));
+      },
+    );
+
     await t.step("bad input: unknown handle, unknown group, bad invisible time", async () => {
       await assert.rejects(
         mq.ack("workers", "0123456789ABCDEF0123456789ABCDEF"),

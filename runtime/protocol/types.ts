@@ -261,6 +261,8 @@ export interface PopMessage extends WireMessage {
 
 export interface ReceiveOptions {
   topic: string;
+  /** Required for broadcasting groups (each client keeps offsets of its own). */
+  clientId?: string;
   max?: number;
   invisibleMs?: number;
   waitMs?: number;
