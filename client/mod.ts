@@ -3,6 +3,7 @@
 // functions use in split mode, so everything the API offers is here.
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type {
+  AckResult,
   AssignmentView,
   BatchItemResult,
   BrokerClient,
@@ -215,6 +216,13 @@ export class MqClient implements BrokerClient {
   }
   async ack(group: string, receiptHandle: string): Promise<void> {
     await this.#request("POST", `/v1/groups/${enc_(group)}/ack`, { json: { receiptHandle } });
+  }
+  async ackBatch(group: string, receiptHandles: string[]): Promise<AckResult[]> {
+    return (await this.#request<{ results: AckResult[] }>(
+      "POST",
+      `/v1/groups/${enc_(group)}/ack/batch`,
+      { json: { receiptHandles } },
+    )).results;
   }
   async nack(group: string, receiptHandle: string, delayMs?: number): Promise<void> {
     await this.#request("POST", `/v1/groups/${enc_(group)}/nack`, {

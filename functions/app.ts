@@ -386,6 +386,22 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     );
     return c.json({ messages });
   });
+  app.post("/v1/groups/:group/ack/batch", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "subscribe", { group });
+    const body = await jsonBody(c, limits) as { receiptHandles?: unknown };
+    const handles = body.receiptHandles;
+    if (
+      !Array.isArray(handles) || handles.length === 0 || handles.length > ACK_BATCH_MAX ||
+      !handles.every((h) => typeof h === "string")
+    ) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Send {"receiptHandles": [...]}: 1-${ACK_BATCH_MAX} strings`,
+      );
+    }
+    return c.json({ results: await call((b) => b.ackBatch(group, handles as string[])) });
+  });
   for (const action of ["ack", "nack", "visibility"] as const) {
     app.post(`/v1/groups/:group/${action}`, async (c) => {
       const group = checkGroup(c.req.param("group"));
@@ -574,6 +590,9 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
 
   return app;
 }
+
+/** Receipt handles per batch ack (RocketMQ's BATCH_ACK). */
+const ACK_BATCH_MAX = 1000;
 
 /** Small admin bodies: 64 KiB is plenty and bounds the JSON parser. */
 const ADMIN_BODY_BYTES_MAX = 64 * 1024;

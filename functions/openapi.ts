@@ -391,6 +391,13 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { "200": json("Acked"), "409": problem, ...errors },
         },
       },
+      "/v1/groups/{group}/ack/batch": {
+        parameters: [group],
+        post: {
+          summary: "Acknowledge many received messages; each succeeds or fails alone",
+          responses: { "200": json("Per-handle results"), ...errors },
+        },
+      },
       "/v1/groups/{group}/nack": {
         parameters: [group],
         post: {

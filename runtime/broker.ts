@@ -27,6 +27,7 @@ import {
   checkUserTopic,
 } from "./protocol/names.ts";
 import type {
+  AckResult,
   AssignmentView,
   BatchItemResult,
   BrokerClient,
@@ -807,6 +808,21 @@ export class Broker implements BrokerClient {
   async ack(group: string, receiptHandle: string): Promise<void> {
     await this.#existingGroup(group);
     await this.pop!.ack(group, receiptHandle);
+  }
+
+  /** Acks many handles at once; each succeeds or fails alone (their markers share a write). */
+  async ackBatch(group: string, receiptHandles: string[]): Promise<AckResult[]> {
+    await this.#existingGroup(group);
+    const settled = await Promise.allSettled(receiptHandles.map((h) => this.pop!.ack(group, h)));
+    return settled.map((s, i) => {
+      if (s.status === "fulfilled") return { receiptHandle: receiptHandles[i], ok: true };
+      const err = asBrokerError(s.reason);
+      return {
+        receiptHandle: receiptHandles[i],
+        ok: false,
+        error: { type: err.type, status: err.status, detail: err.message, code: err.code },
+      };
+    });
   }
 
   async nack(group: string, receiptHandle: string, delayMs?: number): Promise<void> {

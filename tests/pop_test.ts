@@ -124,6 +124,23 @@ for (const runtime of RUNTIMES) {
       },
     );
 
+    await t.step("batch ack: each handle succeeds or fails alone", async () => {
+      for (let i = 0; i < 3; i++) await mq.produce("Jobs", { body: `batch-${i}`, queueId: 0 });
+      const got = await mq.receive("workers", { topic: "Jobs", max: 10, invisibleMs: 400 });
+      assert.equal(got.length, 3);
+      const results = await mq.ackBatch("workers", [
+        ...got.map((m) => m.receiptHandle),
+        "0123456789ABCDEF0123456789ABCDEF",
+      ]);
+      assert.deepEqual(results.map((r) => r.ok), [true, true, true, false]);
+      await sleep(700);
+      assert.deepEqual(
+        await mq.receive("workers", { topic: "Jobs" }),
+        [],
+        "batch-acked messages came back",
+      );
+    });
+
     await t.step(
       "broadcasting: every client gets every message from offsets of its own",
       async () => {

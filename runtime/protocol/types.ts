@@ -173,6 +173,7 @@ export interface BrokerClient {
   purgeDlq(group: string): Promise<{ purged: number }>;
   receive(group: string, options: ReceiveOptions, signal?: AbortSignal): Promise<PopMessage[]>;
   ack(group: string, receiptHandle: string): Promise<void>;
+  ackBatch(group: string, receiptHandles: string[]): Promise<AckResult[]>;
   nack(group: string, receiptHandle: string, delayMs?: number): Promise<void>;
   changeInvisibleTime(
     group: string,
@@ -313,3 +314,11 @@ export interface HeartbeatRequest {
   room?: string;
   configQueues?: number[];
 }
+
+export type AckResult =
+  | { receiptHandle: string; ok: true }
+  | {
+    receiptHandle: string;
+    ok: false;
+    error: { type: string; status: number; detail: string; code: string };
+  };
