@@ -9,6 +9,7 @@ import type {
   BrokerClient,
   CronScheduleInput,
   CronScheduleView,
+  DeliveryAttempt,
   FindQuery,
   GroupOffsets,
   GroupSettings,
@@ -24,6 +25,8 @@ import type {
   QueueOffsetInfo,
   ReceiveOptions,
   ScheduledOutcome,
+  SubscriptionInput,
+  SubscriptionView,
   TopicConfig,
   TopicUpsert,
   WireMessage,
@@ -277,6 +280,47 @@ export class MqClient implements BrokerClient {
   }
   async deleteSchedule(id: string): Promise<void> {
     await this.#request("DELETE", `/v1/schedules/${enc_(id)}`);
+  }
+
+  /** Creates or replaces a group's webhook subscription; the answer shows its secrets. */
+  upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView> {
+    return this.#request("PUT", `/v1/subscriptions/${enc_(group)}`, { json: input });
+  }
+  async listSubscriptions(): Promise<SubscriptionView[]> {
+    return (await this.#request<{ subscriptions: SubscriptionView[] }>(
+      "GET",
+      "/v1/subscriptions",
+    )).subscriptions;
+  }
+  getSubscription(group: string): Promise<SubscriptionView> {
+    return this.#request("GET", `/v1/subscriptions/${enc_(group)}`);
+  }
+  async deleteSubscription(group: string): Promise<void> {
+    await this.#request("DELETE", `/v1/subscriptions/${enc_(group)}`);
+  }
+  setSubscriptionPaused(group: string, paused: boolean): Promise<SubscriptionView> {
+    return this.#request(
+      "POST",
+      `/v1/subscriptions/${enc_(group)}/${paused ? "pause" : "resume"}`,
+    );
+  }
+  replaySubscription(group: string, timestamp: number): Promise<SubscriptionView> {
+    return this.#request("POST", `/v1/subscriptions/${enc_(group)}/replay`, {
+      json: { timestamp },
+    });
+  }
+  async listDeliveries(
+    group: string,
+    query: { messageId?: string; limit?: number } = {},
+  ): Promise<DeliveryAttempt[]> {
+    const params = new URLSearchParams();
+    if (query.messageId !== undefined) params.set("messageId", query.messageId);
+    if (query.limit !== undefined) params.set("limit", String(query.limit));
+    const qs = params.size > 0 ? `?${params}` : "";
+    return (await this.#request<{ deliveries: DeliveryAttempt[] }>(
+      "GET",
+      `/v1/subscriptions/${enc_(group)}/deliveries${qs}`,
+    )).deliveries;
   }
 
   async #request<T>(

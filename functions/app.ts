@@ -18,6 +18,7 @@ import type {
   GroupSettings,
   HeartbeatRequest,
   ProduceMessage,
+  SubscriptionInput,
 } from "../runtime/protocol/types.ts";
 import { Authenticator, type Principal, type Right } from "./auth.ts";
 import { readBody } from "./body.ts";
@@ -586,6 +587,60 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     allow(c, "publish", { topic: (await call((b) => b.getSchedule(id))).topic });
     await call((b) => b.deleteSchedule(id));
     return c.body(null, 204);
+  });
+
+  // Webhook subscriptions: registering an egress URL is an admin right; reading the
+  // delivery log needs subscribe on the group.
+  app.put("/v1/subscriptions/:group", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "admin");
+    const body = await jsonBody(c, limits) as SubscriptionInput;
+    return c.json(await call((b) => b.upsertSubscription(group, body)));
+  });
+  app.get("/v1/subscriptions", async (c) => {
+    allow(c, "admin");
+    return c.json({ subscriptions: await call((b) => b.listSubscriptions()) });
+  });
+  app.get("/v1/subscriptions/:group", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "subscribe", { group });
+    return c.json(await call((b) => b.getSubscription(group)));
+  });
+  app.delete("/v1/subscriptions/:group", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "admin");
+    await call((b) => b.deleteSubscription(group));
+    return c.body(null, 204);
+  });
+  for (const [action, paused] of [["pause", true], ["resume", false]] as const) {
+    app.post(`/v1/subscriptions/:group/${action}`, async (c) => {
+      const group = checkGroup(c.req.param("group"));
+      allow(c, "admin");
+      return c.json(await call((b) => b.setSubscriptionPaused(group, paused)));
+    });
+  }
+  app.post("/v1/subscriptions/:group/replay", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "admin");
+    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    if (!Number.isSafeInteger(body.timestamp) || Object.keys(body).length !== 1) {
+      throw new BrokerError("INVALID_PARAMETER", 'Cannot replay: send {"timestamp": <epoch ms>}');
+    }
+    return c.json(await call((b) => b.replaySubscription(group, body.timestamp as number)));
+  });
+  app.get("/v1/subscriptions/:group/deliveries", async (c) => {
+    const group = checkGroup(c.req.param("group"));
+    allow(c, "subscribe", { group });
+    const limit = c.req.query("limit");
+    const messageId = c.req.query("messageId");
+    return c.json({
+      deliveries: await call((b) =>
+        b.listDeliveries(group, {
+          ...(limit !== undefined ? { limit: parseNonNegativeInt("limit", limit) } : {}),
+          ...(messageId !== undefined ? { messageId } : {}),
+        })
+      ),
+    });
   });
 
   return app;

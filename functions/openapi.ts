@@ -285,6 +285,87 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { "200": json("Schedule"), ...errors },
         },
       },
+      "/v1/subscriptions": {
+        get: {
+          summary: "List webhook subscriptions (secrets masked)",
+          responses: { "200": json("Subscriptions"), ...errors },
+        },
+      },
+      "/v1/subscriptions/{group}": {
+        parameters: [group],
+        put: {
+          summary:
+            "Create or replace a group's webhook subscription: topic, tags, url, secrets, headers, timeoutMs, maxConcurrency, ratePerSec, ordered, retryMaxTimes, retryBackoffMs, startFrom, failureCallbackUrl. The answer shows the secrets.",
+          requestBody: {
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  required: ["topic", "url"],
+                  properties: {
+                    topic: { type: "string" },
+                    tags: { type: "string" },
+                    url: { type: "string", format: "uri" },
+                    secrets: { type: "array", items: { type: "string", pattern: "^whsec_" } },
+                    headers: { type: "object", additionalProperties: { type: "string" } },
+                    timeoutMs: { type: "integer", minimum: 1 },
+                    maxConcurrency: { type: "integer", minimum: 1 },
+                    ratePerSec: { type: "integer", minimum: 0 },
+                    ordered: { type: "boolean" },
+                    retryMaxTimes: { type: "integer", minimum: 0 },
+                    retryBackoffMs: { type: ["array", "null"], items: { type: "integer" } },
+                    startFrom: {
+                      oneOf: [{ enum: ["latest", "earliest"] }, { type: "integer" }],
+                    },
+                    failureCallbackUrl: { type: ["string", "null"], format: "uri" },
+                  },
+                },
+              },
+            },
+          },
+          responses: { "200": json("Subscription, secrets shown"), ...errors },
+        },
+        get: {
+          summary: "A subscription, its status and delivery stats",
+          responses: { "200": json("Subscription"), ...errors },
+        },
+        delete: {
+          summary: "Delete a subscription (the group and its offsets stay)",
+          responses: { "204": { description: "Deleted" }, ...errors },
+        },
+      },
+      "/v1/subscriptions/{group}/pause": {
+        parameters: [group],
+        post: {
+          summary: "Pause deliveries (those in flight finish)",
+          responses: { "200": json("Subscription"), ...errors },
+        },
+      },
+      "/v1/subscriptions/{group}/resume": {
+        parameters: [group],
+        post: {
+          summary: "Resume deliveries, also after the endpoint disabled it with 410",
+          responses: { "200": json("Subscription"), ...errors },
+        },
+      },
+      "/v1/subscriptions/{group}/replay": {
+        parameters: [group],
+        post: {
+          summary: "Deliver again everything stored since {timestamp} (ms)",
+          responses: { "200": json("Subscription"), ...errors },
+        },
+      },
+      "/v1/subscriptions/{group}/deliveries": {
+        parameters: [
+          group,
+          { name: "messageId", in: "query", schema: { type: "string" } },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1 } },
+        ],
+        get: {
+          summary: "The delivery log: recent attempts, newest first (memory; bounded)",
+          responses: { "200": json("Deliveries"), ...errors },
+        },
+      },
       "/v1/groups/{group}": {
         parameters: [group],
         put: {

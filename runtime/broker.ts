@@ -33,6 +33,7 @@ import type {
   BrokerClient,
   CronScheduleInput,
   CronScheduleView,
+  DeliveryAttempt,
   FindQuery,
   GroupOffsets,
   GroupSettings,
@@ -49,6 +50,8 @@ import type {
   ReceiveOptions,
   ScheduledOutcome,
   ScheduledStats,
+  SubscriptionInput,
+  SubscriptionView,
   TopicConfig,
   TopicUpsert,
   WireMessage,
@@ -69,9 +72,14 @@ import {
 
 /** Offsets-store group that keeps each DLQ's purge/redrive cursor. */
 const DLQ_CURSOR_PREFIX = "%DLQCURSOR%";
+export { parseTagExpression };
 import { IdempotencyCache } from "./idempotency.ts";
+import { type StoredSubscription, WebhookService } from "./webhook/delivery_service.ts";
+import { normalizeSubscription, SubscriptionRepo } from "./webhook/subscriptions.ts";
+import { createEgress, type WebhookEgress } from "./webhook/egress.ts";
 import {
   fromStoreError,
+  parseTagExpression,
   PROPERTY_CONTENT_TYPE,
   PROPERTY_SHARDING_KEY,
   toWireMessage,
@@ -98,6 +106,9 @@ export class Broker implements BrokerClient {
   #cron: CronService | undefined;
   timers: TimerService | undefined;
   pop: PopService | undefined;
+  webhooks: WebhookService | undefined;
+  #egress: WebhookEgress | undefined;
+  #subscriptions: SubscriptionRepo | undefined;
   readonly membership: ConsumerMembership;
   #expireTimer: ReturnType<typeof setInterval> | undefined;
   #groupConfigs = new Map<string, ConsumerGroupConfig>();
@@ -131,7 +142,10 @@ export class Broker implements BrokerClient {
       if (topic === SCHEDULE_TOPIC) this.schedule?.arriving(queueId);
       else if (topic === TIMER_TOPIC) this.timers?.arriving();
       else if (topic === REVIVE_TOPIC) this.pop?.arriving();
-      else this.holds.arriving(topic, queueId, maxOffset);
+      else {
+        this.holds.arriving(topic, queueId, maxOffset);
+        this.webhooks?.arriving(topic, queueId);
+      }
     });
     this.#idempotency = new IdempotencyCache({
       windowMs: deps.config.idempotencyWindowMs,
@@ -215,6 +229,34 @@ export class Broker implements BrokerClient {
       delayLevelsMs: this.store.delayLevelsMs,
     });
     this.pop.arriving(); // CKs that fired while the broker was down
+    const pop = this.pop;
+    this.#egress = createEgress(config, log);
+    this.#subscriptions = new SubscriptionRepo(this.#metadataHandle.db);
+    this.webhooks = new WebhookService({
+      store: this.store,
+      offsets: {
+        query: (g, t, q) => offsets.query(g, t, q),
+        commit: (g, t, q, o) => offsets.commit(g, t, q, o),
+      },
+      transport: this.#egress.transport,
+      nowMs: this.deps.nowMs,
+      log,
+      storeHost: this.#storeHost,
+      settings: config,
+      readQueueNums: (topic) => this.#topics.get(topic)?.readQueueNums,
+      retryPolicy: (group) => {
+        const g = this.#groupConfigs.get(group);
+        return {
+          retryMaxTimes: g?.retryMaxTimes ?? 16,
+          backoffList: g?.retryBackoffMs ? [...g.retryBackoffMs] : null,
+          backoffMs: (n) => pop.backoffMs(group, n),
+        };
+      },
+      parseTags: (expression) => parseTagExpression(expression),
+      saveStatus: (group, status, reason) =>
+        this.#subscriptions!.saveStatus(group, status, reason, this.deps.nowMs()),
+    });
+    this.webhooks.start(await this.#subscriptions.load());
     // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
     this.#expireTimer = setInterval(() => this.membership.expire(this.deps.nowMs()), 5000);
     (this.#expireTimer as { unref?: () => void }).unref?.();
@@ -233,6 +275,10 @@ export class Broker implements BrokerClient {
     await this.#cron?.stop();
     clearInterval(this.#expireTimer);
     this.drain();
+    await this.webhooks?.close().catch((err) =>
+      this.deps.log("error", "stopping webhook deliveries failed", { err: String(err) })
+    );
+    this.#egress?.close();
     await this.timers?.stop().catch((err) =>
       this.deps.log("error", "stopping timers failed", { err: String(err) })
     );
@@ -1120,6 +1166,146 @@ export class Broker implements BrokerClient {
     return Promise.resolve().then(() => this.#cron!.delete(id));
   }
 
+  // ---- webhook subscriptions ----
+
+  /** Creates or replaces the webhook subscription of a group (creating the group too). */
+  async upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView> {
+    checkGroup(group);
+    const webhooks = this.webhooks!;
+    const previous = webhooks.get(group);
+    if (!previous && webhooks.size >= this.config.webhookSubscriptionsMax) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `Cannot add another subscription: webhookSubscriptionsMax ${this.config.webhookSubscriptionsMax} reached`,
+      );
+    }
+    const sub = normalizeSubscription(
+      group,
+      input,
+      previous,
+      this.config,
+      (url) => this.#egress!.checkUrl(url),
+      this.deps.nowMs(),
+    );
+    checkUserTopic(sub.topic);
+    parseTagExpression(sub.tags);
+    const topic = this.#topics.get(sub.topic) ??
+      (this.config.autoCreateTopicEnable ? await this.#writableTopic(sub.topic) : undefined);
+    if (!topic) {
+      throw new BrokerError("TOPIC_NOT_FOUND", `No topic ${sub.topic}; create it first`);
+    }
+    const current = this.#groupConfigs.get(group);
+    const { group: _g, ...groupSettings } = current
+      ? toGroupView(current)
+      : { group, consumeFromWhere: "LAST_OFFSET" as const };
+    await this.upsertGroup(group, {
+      ...groupSettings,
+      retryMaxTimes: input.retryMaxTimes ?? 16,
+      retryBackoffMs: input.retryBackoffMs ?? null,
+      orderly: sub.ordered,
+    });
+    if (!previous || previous.topic !== sub.topic) {
+      const start = input.startFrom ?? "latest";
+      for (let q = 0; q < topic.readQueueNums; q++) {
+        if (this.#offsets!.query(group, sub.topic, q) !== undefined) continue;
+        this.#offsets!.commit(
+          group,
+          sub.topic,
+          q,
+          start === "latest"
+            ? this.store.getMaxOffsetInQueue(sub.topic, q)
+            : start === "earliest"
+            ? this.store.getMinOffsetInQueue(sub.topic, q)
+            : this.store.getOffsetInQueueByTime(sub.topic, q, start),
+        );
+      }
+    }
+    await this.#offsets!.persist(); // the start position survives a crash from now on
+    await this.#subscriptions!.save(sub);
+    await webhooks.put(sub);
+    return webhooks.view(sub, true);
+  }
+
+  listSubscriptions(): Promise<SubscriptionView[]> {
+    return Promise.resolve(this.webhooks!.list().map((s) => this.webhooks!.view(s)));
+  }
+
+  getSubscription(group: string): Promise<SubscriptionView> {
+    return Promise.resolve(this.webhooks!.view(this.#subscription(group)));
+  }
+
+  async deleteSubscription(group: string): Promise<void> {
+    this.#subscription(group);
+    await this.webhooks!.remove(group);
+    await this.#subscriptions!.delete(group);
+  }
+
+  /** Pause stops deliveries (those in flight finish); resume also re-enables after a 410. */
+  async setSubscriptionPaused(group: string, paused: boolean): Promise<SubscriptionView> {
+    const sub = this.#subscription(group);
+    const status = paused ? "paused" : "active";
+    const next = {
+      ...sub,
+      status,
+      statusReason: paused ? "paused by request" : null,
+      updatedAt: this.deps.nowMs(),
+    } as const;
+    await this.#subscriptions!.save(next);
+    await this.webhooks!.put(next);
+    return this.webhooks!.view(next);
+  }
+
+  /** Delivers again everything stored since `timestamp` (offsets reset to that time). */
+  async replaySubscription(group: string, timestamp: number): Promise<SubscriptionView> {
+    const sub = this.#subscription(group);
+    if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+      throw new BrokerError("INVALID_PARAMETER", "timestamp must be a time in ms since the epoch");
+    }
+    const topic = this.#readableTopic(sub.topic, 0);
+    await this.webhooks!.restart(group, () => {
+      for (let q = 0; q < topic.readQueueNums; q++) {
+        this.#offsets!.commit(
+          group,
+          sub.topic,
+          q,
+          this.store.getOffsetInQueueByTime(sub.topic, q, timestamp),
+        );
+      }
+    });
+    await this.#offsets!.persist();
+    return this.webhooks!.view(this.#subscription(group));
+  }
+
+  listDeliveries(
+    group: string,
+    query: { messageId?: string; limit?: number } = {},
+  ): Promise<DeliveryAttempt[]> {
+    this.#subscription(group);
+    if (query.messageId !== undefined && !MESSAGE_ID_PATTERN.test(query.messageId)) {
+      throw new BrokerError("INVALID_PARAMETER", "messageId must be a message id");
+    }
+    const limit = query.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > this.config.webhookLogEntriesMax) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        `limit must be 1-${this.config.webhookLogEntriesMax} (webhookLogEntriesMax)`,
+      );
+    }
+    return Promise.resolve(this.webhooks!.log.list(group, { ...query, limit }));
+  }
+
+  #subscription(group: string): StoredSubscription {
+    checkGroup(group);
+    const sub = this.webhooks!.get(group);
+    if (!sub) {
+      throw new BrokerError(
+        "SUBSCRIPTION_NOT_FOUND",
+        `No webhook subscription for group ${group}; create it with PUT /v1/subscriptions/${group}`,
+      );
+    }
+    return sub;
+  }
+
   health(): Promise<HealthInfo> {
     return Promise.resolve({
       status: this.store.writable ? "ok" : "degraded",
@@ -1195,21 +1381,6 @@ function toTopic(t: StoredTopic): TopicConfig {
     perm: t.perm,
     order: t.order,
   };
-}
-
-/** "*" or empty: everything; otherwise tags split on "||" and trimmed (FilterAPI). */
-export function parseTagExpression(expression: string | undefined): Set<string> | undefined {
-  if (expression === undefined || expression.trim() === "" || expression.trim() === "*") {
-    return undefined;
-  }
-  const tags = expression.split("||").map((t) => t.trim()).filter((t) => t.length > 0);
-  if (tags.length === 0) {
-    throw new BrokerError(
-      "INVALID_PARAMETER",
-      `Cannot parse tag expression ${JSON.stringify(expression)}`,
-    );
-  }
-  return new Set(tags);
 }
 
 function fingerprint(m: ProduceMessage): string {

@@ -67,12 +67,34 @@ export interface BrokerConfig {
   popInvisibleMsDefault: number;
   /** Cron schedules at once. */
   cronSchedulesMax: number;
+  /** Webhook hosts exempt from the SSRF address check (names, IPs or CIDRs, comma-separated
+   * in the environment); they may also use http and any port. */
+  webhookAllowHosts: string[];
+  /** Allow http: webhook URLs for every host (https only otherwise). */
+  webhookAllowHttp: boolean;
+  webhookSubscriptionsMax: number;
+  /** Per-attempt timeout when a subscription names none, and the largest it may name, ms. */
+  webhookTimeoutMsDefault: number;
+  webhookTimeoutMsMax: number;
+  /** Requests in flight per subscription when it names none, and the largest it may name. */
+  webhookConcurrencyDefault: number;
+  webhookConcurrencyMax: number;
+  /** Messages read ahead per queue of a subscription (bounds memory while one key is stuck). */
+  webhookReadAheadPerQueue: number;
+  /** Longest Retry-After honoured, ms; longer asks are cut to this. */
+  webhookRetryAfterMaxMs: number;
+  /** Delivery attempts kept per subscription for the delivery log (memory only). */
+  webhookLogEntriesMax: number;
+  /** Response bytes kept per attempt in the delivery log. */
+  webhookLogResponseBytes: number;
+  /** Graceful shutdown waits this long for deliveries in flight, then aborts them, ms. */
+  webhookShutdownGraceMs: number;
   /** Graceful shutdown gives held requests and flushes this long, ms. */
   shutdownGraceMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
 }
 
-type Kind = "string" | "int" | "bool" | "json";
+type Kind = "string" | "int" | "bool" | "json" | "list";
 
 interface Setting {
   path: string;
@@ -280,6 +302,78 @@ export const SETTINGS: Setting[] = [
     "Graceful shutdown budget, ms. Default 10000.",
   ),
   s("logLevel", "MQ_LOG_LEVEL", "string", "debug, info, warn or error. Default info."),
+  s(
+    "webhookAllowHosts",
+    "MQ_WEBHOOK_ALLOW_HOSTS",
+    "list",
+    "Webhook hosts exempt from the SSRF guard (names, IPs, CIDRs; comma-separated); they may use http and any port. Default none.",
+  ),
+  s(
+    "webhookAllowHttp",
+    "MQ_WEBHOOK_ALLOW_HTTP",
+    "bool",
+    "Allow http: webhook URLs to any public host. Default false (https only).",
+  ),
+  s(
+    "webhookSubscriptionsMax",
+    "MQ_WEBHOOK_SUBSCRIPTIONS_MAX",
+    "int",
+    "Webhook subscriptions at once. Default 1000.",
+  ),
+  s(
+    "webhookTimeoutMsDefault",
+    "MQ_WEBHOOK_TIMEOUT_MS",
+    "int",
+    "Webhook attempt timeout when a subscription names none, ms. Default 15000.",
+  ),
+  s(
+    "webhookTimeoutMsMax",
+    "MQ_WEBHOOK_TIMEOUT_MS_MAX",
+    "int",
+    "Largest webhook timeout a subscription may name, ms. Default 60000.",
+  ),
+  s(
+    "webhookConcurrencyDefault",
+    "MQ_WEBHOOK_CONCURRENCY",
+    "int",
+    "Webhook requests in flight per subscription when it names none. Default 16.",
+  ),
+  s(
+    "webhookConcurrencyMax",
+    "MQ_WEBHOOK_CONCURRENCY_MAX",
+    "int",
+    "Largest maxConcurrency a subscription may name. Default 256.",
+  ),
+  s(
+    "webhookReadAheadPerQueue",
+    "MQ_WEBHOOK_READ_AHEAD",
+    "int",
+    "Messages read ahead per queue of a subscription. Default 256.",
+  ),
+  s(
+    "webhookRetryAfterMaxMs",
+    "MQ_WEBHOOK_RETRY_AFTER_MAX_MS",
+    "int",
+    "Longest Retry-After honoured, ms. Default 3600000 (1 h).",
+  ),
+  s(
+    "webhookLogEntriesMax",
+    "MQ_WEBHOOK_LOG_ENTRIES",
+    "int",
+    "Delivery attempts kept per subscription (memory). Default 1000.",
+  ),
+  s(
+    "webhookLogResponseBytes",
+    "MQ_WEBHOOK_LOG_RESPONSE_BYTES",
+    "int",
+    "Response bytes kept per attempt in the delivery log. Default 256.",
+  ),
+  s(
+    "webhookShutdownGraceMs",
+    "MQ_WEBHOOK_SHUTDOWN_GRACE_MS",
+    "int",
+    "Shutdown waits this long for deliveries in flight, then aborts them, ms. Default 3000.",
+  ),
 ];
 
 function s(path: string, env: string, kind: Kind, doc: string): Setting {
@@ -319,6 +413,18 @@ export function defaultBrokerConfig(dataDir = "./data"): BrokerConfig {
     offsetPersistIntervalMs: 5000,
     flushDelayOffsetIntervalMs: 10_000,
     cronSchedulesMax: 1000,
+    webhookAllowHosts: [],
+    webhookAllowHttp: false,
+    webhookSubscriptionsMax: 1000,
+    webhookTimeoutMsDefault: 15_000,
+    webhookTimeoutMsMax: 60_000,
+    webhookConcurrencyDefault: 16,
+    webhookConcurrencyMax: 256,
+    webhookReadAheadPerQueue: 256,
+    webhookRetryAfterMaxMs: 3_600_000,
+    webhookLogEntriesMax: 1000,
+    webhookLogResponseBytes: 256,
+    webhookShutdownGraceMs: 3000,
     consumerTimeoutMs: 120_000,
     popMsgNumsMax: 32,
     popInvisibleMsMin: 10,
@@ -401,6 +507,8 @@ function parse(setting: Setting, value: string): unknown {
         throw new ConfigError(`${setting.flag} must be true or false`);
       }
       return value === "true" || value === "1";
+    case "list":
+      return value.split(",").map((x) => x.trim()).filter((x) => x !== "");
     case "json":
       try {
         return JSON.parse(value);
@@ -431,6 +539,12 @@ function validate(c: BrokerConfig) {
     );
   }
   if (!Array.isArray(c.apiKeys)) throw new ConfigError(`apiKeys must be a list`);
+  if (
+    !Array.isArray(c.webhookAllowHosts) ||
+    c.webhookAllowHosts.some((h) => typeof h !== "string")
+  ) {
+    throw new ConfigError(`webhookAllowHosts must be a list of host names, IPs or CIDRs`);
+  }
   for (const k of c.apiKeys) {
     if (typeof k?.key !== "string" || k.key.length < 16) {
       throw new ConfigError(`every API key needs a key of at least 16 characters`);

@@ -83,3 +83,18 @@ export function fromStoreError(err: unknown): unknown {
       return new BrokerError("BAD_REQUEST", err.message, {}, { cause: err });
   }
 }
+
+/** "*" or empty: everything; otherwise tags split on "||" and trimmed (FilterAPI). */
+export function parseTagExpression(expression: string | undefined): Set<string> | undefined {
+  if (expression === undefined || expression.trim() === "" || expression.trim() === "*") {
+    return undefined;
+  }
+  const tags = expression.split("||").map((t) => t.trim()).filter((t) => t.length > 0);
+  if (tags.length === 0) {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `Cannot parse tag expression ${JSON.stringify(expression)}`,
+    );
+  }
+  return new Set(tags);
+}

@@ -44,6 +44,16 @@ export const PROBLEMS = {
     title: "No such consumer group",
   },
   QUEUE_NOT_FOUND: { status: 404, type: "/problems/queue-not-found", title: "No such queue" },
+  SUBSCRIPTION_NOT_FOUND: {
+    status: 404,
+    type: "/problems/subscription-not-found",
+    title: "No such webhook subscription",
+  },
+  WEBHOOK_URL_REFUSED: {
+    status: 400,
+    type: "/problems/webhook-url-refused",
+    title: "The webhook URL is not allowed",
+  },
   SCHEDULE_NOT_FOUND: {
     status: 404,
     type: "/problems/schedule-not-found",

@@ -142,6 +142,84 @@ export interface ScheduledStats {
   delayLevelLateP99Ms: number;
 }
 
+/** A webhook subscription: a consumer group whose consumer is an HTTP endpoint. */
+export interface SubscriptionInput {
+  topic: string;
+  /** Tag filter expression: "*" (default) or "TagA || TagB". */
+  tags?: string;
+  url: string;
+  /** Signing secrets (`whsec_<base64>`); every delivery is signed with each (rotation).
+   * Left out on create: one is generated and returned once. */
+  secrets?: string[];
+  /** Extra request headers (names not starting with webhook- or mq-). */
+  headers?: Record<string, string>;
+  /** Per attempt; default webhookTimeoutMsDefault (15 s). */
+  timeoutMs?: number;
+  /** Requests in flight at once; default 16. Ordered mode: one per sharding key. */
+  maxConcurrency?: number;
+  /** Requests started per second; 0 (default) is no limit. */
+  ratePerSec?: number;
+  /** One request in flight per sharding key (per queue for messages without one);
+   * a failing message is retried in place and never overtaken by a later one of its key. */
+  ordered?: boolean;
+  /** Deliveries after the first before a message goes to %DLQ%{group}. Default 16. */
+  retryMaxTimes?: number;
+  /** Delay before retry N+1 is entry N (ms); null: RocketMQ's ladder (10s 30s 1m 2m ...). */
+  retryBackoffMs?: number[] | null;
+  /** Where a new subscription starts: "latest" (default), "earliest" or a timestamp (ms). */
+  startFrom?: "latest" | "earliest" | number;
+  /** Told (best effort, signed) when a message is dead-lettered or the endpoint disabled. */
+  failureCallbackUrl?: string | null;
+}
+
+export type SubscriptionStatus = "active" | "paused" | "disabled";
+
+export interface SubscriptionStats {
+  delivered: number;
+  failedAttempts: number;
+  retried: number;
+  deadLettered: number;
+  inFlight: number;
+  /** Messages of the topic not yet settled, over all queues. */
+  lag: number;
+}
+
+export interface SubscriptionView extends Required<Omit<SubscriptionInput, "startFrom">> {
+  group: string;
+  status: SubscriptionStatus;
+  /** Why it is disabled (410 from the endpoint) or paused. */
+  statusReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  stats: SubscriptionStats;
+}
+
+export type DeliveryOutcome =
+  | "delivered"
+  | "retry"
+  | "throttled"
+  | "dead-lettered"
+  | "disabled";
+
+/** One attempt to deliver one message, as the delivery log keeps it. */
+export interface DeliveryAttempt {
+  group: string;
+  messageId: string;
+  topic: string;
+  queueId: number;
+  queueOffset: number;
+  /** 1 for the first delivery. */
+  attempt: number;
+  at: number;
+  /** HTTP status, or 0 when there was no response (timeout, connection error, refused). */
+  status: number;
+  outcome: DeliveryOutcome;
+  error?: string;
+  latencyMs: number;
+  /** The first bytes of the response body (webhookLogResponseBytes). */
+  response?: string;
+}
+
 /** What functions/ needs from a broker: in-process (embedded) or over HTTP (split). */
 export interface BrokerClient {
   produce(topic: string, message: ProduceMessage): Promise<ProduceResult>;
@@ -204,6 +282,16 @@ export interface BrokerClient {
   getSchedule(id: string): Promise<CronScheduleView>;
   setSchedulePaused(id: string, paused: boolean): Promise<CronScheduleView>;
   deleteSchedule(id: string): Promise<void>;
+  upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView>;
+  listSubscriptions(): Promise<SubscriptionView[]>;
+  getSubscription(group: string): Promise<SubscriptionView>;
+  deleteSubscription(group: string): Promise<void>;
+  setSubscriptionPaused(group: string, paused: boolean): Promise<SubscriptionView>;
+  replaySubscription(group: string, timestamp: number): Promise<SubscriptionView>;
+  listDeliveries(
+    group: string,
+    query?: { messageId?: string; limit?: number },
+  ): Promise<DeliveryAttempt[]>;
 }
 
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route

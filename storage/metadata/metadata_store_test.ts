@@ -20,6 +20,7 @@ import {
   cronSchedule,
   schemaVersion,
   topicConfig,
+  webhookSubscription,
 } from "./schema.ts";
 import { type MetadataDbHandle, openMetadataDb } from "./sqlite.ts";
 
@@ -100,6 +101,7 @@ Deno.test("openMetadataDb() creates the tables of schema.ts, once", async (t) =>
             consumerGroup,
             consumerOffset,
             cronSchedule,
+            webhookSubscription,
             schemaVersion,
           ];
           for (const table of tables) {
@@ -139,7 +141,7 @@ Deno.test("openMetadataDb() creates the tables of schema.ts, once", async (t) =>
       await withDb(path, async (handle) => {
         assert.equal(handle.schemaVersion, SCHEMA_VERSION_LATEST);
         const versions = await handle.db.select().from(schemaVersion);
-        assert.deepEqual(versions, [{ version: 1 }, { version: 2 }]);
+        assert.deepEqual(versions, [{ version: 1 }, { version: 2 }, { version: 3 }]);
       });
     });
 

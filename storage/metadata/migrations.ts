@@ -77,6 +77,20 @@ const MIGRATIONS: readonly Migration[] = [
       ) STRICT`,
     ],
   },
+  {
+    version: 3,
+    statements: [
+      `CREATE TABLE IF NOT EXISTS webhook_subscription (
+        group_name TEXT PRIMARY KEY NOT NULL,
+        topic_name TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active',
+        status_reason TEXT,
+        created_at_ms INTEGER NOT NULL,
+        updated_at_ms INTEGER NOT NULL
+      ) STRICT`,
+    ],
+  },
 ];
 
 for (const [index, migration] of MIGRATIONS.entries()) {

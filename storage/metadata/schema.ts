@@ -77,6 +77,19 @@ export const cronSchedule = sqliteTable("cron_schedule", {
   updatedAtMs: integer("updated_at_ms").notNull(),
 });
 
+/** Webhook subscriptions: a consumer group whose consumer is an HTTP endpoint. The settings
+ * are one JSON document (the API's SubscriptionInput, secrets included), validated by the
+ * runtime; status is a column so pause/disable is one small update. */
+export const webhookSubscription = sqliteTable("webhook_subscription", {
+  groupName: text("group_name").primaryKey(),
+  topicName: text("topic_name").notNull(),
+  configJson: text("config_json").notNull(),
+  status: text("status", { enum: ["active", "paused", "disabled"] }).notNull().default("active"),
+  statusReason: text("status_reason"),
+  createdAtMs: integer("created_at_ms").notNull(),
+  updatedAtMs: integer("updated_at_ms").notNull(),
+});
+
 /** Versions of migrations.ts applied to this file, one row each. */
 export const schemaVersion = sqliteTable("schema_version", {
   version: integer("version").primaryKey(),
@@ -87,6 +100,7 @@ export const metadataSchema = {
   consumerGroup,
   consumerOffset,
   cronSchedule,
+  webhookSubscription,
   schemaVersion,
 };
 

@@ -1,0 +1,56 @@
+// Standard Webhooks 1.0 signing on the delivery path: HMAC-SHA256 over
+// `${webhook-id}.${webhook-timestamp}.${body}`, base64, as `v1,<sig>`; one signature per
+// secret, space-separated, so a receiver rotating secrets verifies with either. node:crypto
+// is synchronous and several times cheaper per request than WebCrypto's importKey + sign;
+// the SDK's verifier (client/webhooks.ts) is the WebCrypto twin and the tests check one
+// against the other.
+import { createHmac, randomBytes } from "node:crypto";
+import { BrokerError } from "../protocol/errors.ts";
+
+const SECRET_PREFIX = "whsec_";
+/** Standard Webhooks: secrets of 24 to 64 random bytes. */
+export const SECRET_BYTES_MIN = 24;
+export const SECRET_BYTES_MAX = 64;
+/** Secrets per subscription at once (a rotation needs two). */
+export const SECRETS_MAX = 4;
+
+/** The key bytes of a `whsec_<base64>` secret; a typed error if it is not one. */
+export function secretKey(secret: string): Uint8Array {
+  if (typeof secret !== "string" || !secret.startsWith(SECRET_PREFIX)) {
+    throw new BrokerError("INVALID_PARAMETER", "A signing secret must look like whsec_<base64>");
+  }
+  const b64 = secret.slice(SECRET_PREFIX.length);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) {
+    throw new BrokerError("INVALID_PARAMETER", "A signing secret's key must be base64");
+  }
+  const key = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  if (key.length < SECRET_BYTES_MIN || key.length > SECRET_BYTES_MAX) {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `A signing secret must hold ${SECRET_BYTES_MIN}-${SECRET_BYTES_MAX} bytes, not ${key.length}`,
+    );
+  }
+  return key;
+}
+
+export function generateSecret(bytes = 32): string {
+  return SECRET_PREFIX + randomBytes(bytes).toString("base64");
+}
+
+/** The `webhook-signature` header value for one delivery attempt. */
+export function signatureHeader(
+  keys: readonly Uint8Array[],
+  id: string,
+  timestampSec: number,
+  body: Uint8Array,
+): string {
+  const prefix = `${id}.${timestampSec}.`;
+  return keys.map((key) =>
+    "v1," + createHmac("sha256", key).update(prefix).update(body).digest("base64")
+  ).join(" ");
+}
+
+/** A secret as shown after creation: enough to tell two apart, not enough to sign. */
+export function maskSecret(secret: string): string {
+  return secret.slice(0, SECRET_PREFIX.length + 4) + "…";
+}
