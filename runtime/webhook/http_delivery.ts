@@ -145,6 +145,7 @@ export class WebhookHttpClient {
   readonly #settings: AttemptSettings;
   /** Every socket handed to a request, with a promise of its close. */
   readonly #sockets = new Map<Socket, Promise<void>>();
+  readonly #inflight = new Set<Attempt>();
   #closed = false;
 
   constructor(options: WebhookHttpClientOptions) {
@@ -193,13 +194,18 @@ export class WebhookHttpClient {
     if (!vetted.ok) return refused("refused-address", vetted.error.message, vetted.error);
     return new Promise((resolve) => {
       const attempt = new Attempt(this.#settings, target.url, target.host, vetted.address);
-      attempt.send(request, startMs, resolve);
+      this.#inflight.add(attempt);
+      attempt.send(request, startMs, (outcome) => {
+        this.#inflight.delete(attempt);
+        resolve(outcome);
+      });
     });
   }
 
   /** Closes pooled connections and aborts requests in flight; resolves when all are closed. */
   async close(): Promise<void> {
     this.#closed = true;
+    for (const attempt of this.#inflight) attempt.abort("The webhook client was closed");
     this.#settings.httpAgent.destroy();
     this.#settings.httpsAgent.destroy();
     for (const socket of this.#sockets.keys()) socket.destroy();
@@ -346,7 +352,11 @@ class Attempt {
     response.on("error", (error) => this.#fail("network", error.message, error));
   }
 
-  readonly #onAbort = () => this.#fail("aborted", "Aborted by the caller");
+  readonly #onAbort = () => this.abort("Aborted by the caller");
+
+  abort(reason: string): void {
+    this.#fail("aborted", reason);
+  }
 
   #fail(code: WebhookDeliveryErrorCode, reason: string, cause?: unknown): void {
     if (this.#settled) return;
