@@ -66,7 +66,8 @@ export function rankCandidates(
   for (const s of states) {
     const seen = freshest.get(s.brokerId);
     const newer = seen === undefined || s.updatedAtMs > seen.updatedAtMs ||
-      (s.updatedAtMs === seen.updatedAtMs && compareCandidates(s, seen) < 0);
+      (s.updatedAtMs === seen.updatedAtMs &&
+        (s.inSync !== seen.inSync ? s.inSync : compareCandidates(s, seen) < 0));
     if (newer) freshest.set(s.brokerId, s);
   }
   const alive = [...freshest.values()].filter((s) =>

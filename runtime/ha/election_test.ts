@@ -109,5 +109,6 @@ Deno.test("compareCandidates() is a strict total order: every permutation elects
         );
       }
     }),
+    { numRuns: 1000 },
   );
 });
