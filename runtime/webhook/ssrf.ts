@@ -24,6 +24,12 @@ export const HOST_LABEL_CHARS_MAX = 63;
 export const WEBHOOK_DEFAULT_PORTS: readonly number[] = [80, 443];
 /** A resolver answering later than this fails the delivery, ms. */
 export const DNS_TIMEOUT_MS_DEFAULT = 5_000;
+/** How long createCachingResolver reuses answers, ms. getaddrinfo reports no TTL; a few
+ * seconds spares its thread pool thousands of lookups a second to one endpoint, and cached
+ * answers are vetted again on every use, so a cache can never let a private answer in. */
+export const DNS_CACHE_MS_DEFAULT = 10_000;
+/** Host names createCachingResolver remembers; the oldest go first past this. */
+export const DNS_CACHE_ENTRIES_MAX_DEFAULT = 10_000;
 
 export type WebhookTargetErrorCode =
   | "WEBHOOK_URL_REFUSED" // scheme, userinfo, port, malformed or refused host name
@@ -192,6 +198,43 @@ export interface Resolver {
 export function createSystemResolver(): Resolver {
   return {
     lookup: (host) => lookup(host, { all: true, verbatim: true }),
+  };
+}
+
+export interface CachingResolverOptions {
+  /** Monotonic ms (the platform clock). */
+  readonly nowMs: () => number;
+  /** Default DNS_CACHE_MS_DEFAULT. */
+  readonly cacheMs?: number;
+  /** Default DNS_CACHE_ENTRIES_MAX_DEFAULT. */
+  readonly entriesMax?: number;
+}
+
+/**
+ * Wraps a resolver for the delivery hot path: answers are reused for cacheMs, concurrent
+ * lookups of one name share one query, and failures are not kept (the next delivery asks
+ * again).
+ */
+export function createCachingResolver(inner: Resolver, options: CachingResolverOptions): Resolver {
+  const cacheMs = options.cacheMs ?? DNS_CACHE_MS_DEFAULT;
+  const entriesMax = options.entriesMax ?? DNS_CACHE_ENTRIES_MAX_DEFAULT;
+  type Entry = { expiresMs: number; answers: Promise<readonly ResolvedAddress[]> };
+  const entries = new Map<string, Entry>();
+  return {
+    lookup(host) {
+      const nowMs = options.nowMs();
+      const hit = entries.get(host);
+      if (hit !== undefined && hit.expiresMs > nowMs) return hit.answers;
+      entries.delete(host);
+      if (entries.size >= entriesMax) entries.delete(entries.keys().next().value!);
+      const answers = inner.lookup(host);
+      const entry = { expiresMs: nowMs + cacheMs, answers };
+      entries.set(host, entry);
+      answers.catch(() => {
+        if (entries.get(host) === entry) entries.delete(host);
+      });
+      return answers;
+    },
   };
 }
 

@@ -6,6 +6,7 @@ import ipaddr from "ipaddr.js";
 import {
   checkWebhookUrl,
   classifyAddress,
+  createCachingResolver,
   createEgressPolicy,
   createSystemResolver,
   resolveAndVet,
@@ -353,6 +354,37 @@ Deno.test("resolveAndVet() lets allowlisted names and ranges through", async () 
   }
   const unnamed = await resolveAndVet("other.invalid", byName, stubResolver([v6("::1")]).resolver);
   assert.ok(!unnamed.ok);
+});
+
+Deno.test("createCachingResolver() shares lookups, expires them, forgets failures and bounds entries", async () => {
+  let nowMs = 0;
+  const { resolver: inner, calls } = stubResolver(
+    [v4("93.184.216.34")],
+    new Error("SERVFAIL"),
+    [v4("127.0.0.1")],
+  );
+  const cached = createCachingResolver(inner, { nowMs: () => nowMs, cacheMs: 1000, entriesMax: 2 });
+  const [a, b] = await Promise.all([cached.lookup("a.example"), cached.lookup("a.example")]);
+  assert.deepEqual(a, [v4("93.184.216.34")]);
+  assert.equal(a, b);
+  nowMs = 999;
+  await cached.lookup("a.example");
+  assert.deepEqual(calls, ["a.example"]);
+  nowMs = 1000; // expired
+  await assert.rejects(cached.lookup("a.example"), /SERVFAIL/);
+  await Promise.resolve();
+  // The failure is not kept, and the rebinding answer that follows is still vetted.
+  const vetted = await resolveAndVet("a.example", strict, cached);
+  assert.ok(!vetted.ok);
+  assert.equal(vetted.error.range, "127.0.0.0/8");
+  assert.equal(calls.length, 3);
+  // entriesMax 2: a third name evicts the oldest.
+  await cached.lookup("b.example");
+  await cached.lookup("c.example");
+  await cached.lookup("b.example");
+  assert.equal(calls.length, 5);
+  await cached.lookup("a.example");
+  assert.equal(calls.length, 6);
 });
 
 Deno.test("createSystemResolver() resolves through the OS (localhost from /etc/hosts) and is vetted", async () => {
