@@ -22,6 +22,7 @@ import {
   buildsConsumeQueue,
   consumeQueueTagsCode,
   type DispatchRequest,
+  dispatchRequestOf,
   keysOf,
   parseDelayLevels,
   PROPERTY_KEYS,
@@ -32,6 +33,18 @@ import {
 import { IndexService } from "./index/index_service.ts";
 import { recoverStore, type RecoveryReport } from "./recovery.ts";
 import { Retention } from "./retention.ts";
+import {
+  type CommitLogChunk,
+  isRecordHead,
+  readWholeRecords,
+  verifyReplicated,
+} from "./commit_log/replica_io.ts";
+import { ReplicaError } from "./ha/replica_errors.ts";
+import {
+  readTruncateMarker,
+  removeTruncateMarker,
+  writeTruncateMarker,
+} from "./ha/truncate_marker.ts";
 
 export type Durability = "WRITTEN" | "FLUSHED";
 
@@ -75,6 +88,14 @@ export interface MessageFilter {
 
 export type ArrivalListener = (topic: string, queueId: number, maxOffset: number) => void;
 
+/** What appendReplicated() placed: [fromOffset, toOffset) of the CommitLog. */
+export interface ReplicatedAppend {
+  fromOffset: number;
+  toOffset: number;
+  records: number;
+  durability: Durability;
+}
+
 export interface StoreLog {
   (level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
 }
@@ -111,6 +132,8 @@ export class MessageStore {
   #arrival: ArrivalListener = () => {};
   #timers: ReturnType<typeof setInterval>[] = [];
   #checkpointing: Promise<void> | undefined;
+  #writtenListeners = new Set<(wroteOffset: number) => void>();
+  #truncating = false;
   #open = false;
   diskFull = false;
   recovery: RecoveryReport | undefined;
@@ -164,7 +187,28 @@ export class MessageStore {
       : this.commitLog.wroteOffset;
   }
   get writable(): boolean {
-    return this.#open && !this.groupCommit.failure && !this.#writeFailure && !this.diskFull;
+    return this.#open && !this.groupCommit.failure && !this.#writeFailure && !this.diskFull &&
+      !this.#truncating;
+  }
+  /** End of the written CommitLog (past a closing BLANK: the next segment's start). */
+  get maxPhysicalOffset(): number {
+    return this.commitLog.wroteOffset;
+  }
+  /** Start of the oldest segment kept; equal to maxPhysicalOffset when the log is empty. */
+  get minPhysicalOffset(): number {
+    return this.commitLog.minOffset;
+  }
+  get #recordBytesMax(): number {
+    return this.config.maxMessageSize + 65_536;
+  }
+
+  /**
+   * Calls `listener` after each write reaches the kernel, with the new written end (the
+   * replication master streams from it). Returns the unsubscribe function.
+   */
+  onCommitLogWritten(listener: (wroteOffset: number) => void): () => void {
+    this.#writtenListeners.add(listener);
+    return () => this.#writtenListeners.delete(listener);
   }
 
   onArrival(listener: ArrivalListener) {
@@ -180,12 +224,14 @@ export class MessageStore {
     this.consumeQueues.load();
     this.index.load();
     this.#checkpoint = new StoreCheckpoint(this.files, joinPath(root, "checkpoint"), root);
+    const truncateTo = readTruncateMarker(this.files, root);
     const report = await recoverStore({
       store: this,
       checkpoint: this.#checkpoint.read(),
       abnormal,
       log: this.#log,
       dispatch: (req) => this.#dispatchOne(req),
+      truncateTo,
     });
     this.recovery = report;
     this.#dispatchedOffset = report.endOffset;
@@ -193,6 +239,7 @@ export class MessageStore {
     this.#lastStoreTimestamp = report.lastStoreTimestamp;
     this.commitLog.onWritten((wrote) => {
       if (this.config.flushDiskType === "ASYNC_FLUSH") this.#dispatchSafely(wrote);
+      for (const listener of this.#writtenListeners) listener(wrote);
     });
     this.groupCommit.onFlushed((flushed) => {
       if (this.config.flushDiskType === "SYNC_FLUSH") this.#dispatchSafely(flushed);
@@ -202,6 +249,8 @@ export class MessageStore {
     await this.files.syncDir(root);
     this.#open = true;
     await this.checkpoint();
+    // Only now is the cut durable everywhere (CommitLog, ConsumeQueues, index, checkpoint).
+    if (truncateTo !== undefined) await removeTruncateMarker(this.files, root);
     return report;
   }
 
@@ -240,13 +289,17 @@ export class MessageStore {
   #put(prepared: PreparedRecord): Promise<PutResult> {
     this.#checkWritable();
     const key = `${prepared.topic}\u0000${prepared.queueId}`;
-    const queueOffset = this.#topicQueueTable.get(key) ??
+    // PREPARED and ROLLBACK records get no ConsumeQueue unit and QUEUEOFFSET 0 (RocketMQ),
+    // as recovery and replicas derive from the record's SYSFLAG.
+    const sysFlag = new DataView(prepared.bytes.buffer, prepared.bytes.byteOffset).getInt32(36);
+    const inQueue = buildsConsumeQueue(sysFlag);
+    const queueOffset = !inQueue ? 0 : this.#topicQueueTable.get(key) ??
       (this.consumeQueues.find(prepared.topic, prepared.queueId)?.maxOffset ?? 0);
     // Store time rises in file order (it is set inside RocketMQ's put lock).
     const storeTimestamp = Math.max(this.#nowMs(), this.#lastStoreTimestamp);
     this.#lastStoreTimestamp = storeTimestamp;
     const position = this.commitLog.append(prepared, queueOffset, storeTimestamp);
-    this.#topicQueueTable.set(key, queueOffset + 1);
+    if (inQueue) this.#topicQueueTable.set(key, queueOffset + 1);
     const props = prepared.properties;
     this.#undispatched.push({
       topic: prepared.topic,
@@ -258,7 +311,7 @@ export class MessageStore {
       consumeQueueOffset: queueOffset,
       keys: keysOf(props.get(PROPERTY_KEYS)),
       uniqKey: props.get(PROPERTY_UNIQ_KEY),
-      sysFlag: 0,
+      sysFlag,
     });
     const end = position.physicalOffset + position.size;
     const result = (durability: Durability): PutResult => ({
@@ -313,6 +366,8 @@ export class MessageStore {
     if (this.writable) return;
     const why = !this.#open
       ? "the store is not open"
+      : this.#truncating
+      ? "a CommitLog truncation is in progress"
       : this.diskFull
       ? `disk use passed diskSpaceWarningLevelRatio ${this.config.diskSpaceWarningLevelRatio}%`
       : "a CommitLog write or fdatasync failed";
@@ -403,6 +458,208 @@ export class MessageStore {
       flushedOffset: flushed,
       dispatchSafeOffset: Math.min(dispatched, flushed),
     });
+  }
+
+  // ---- replication (reference/rocketmq.md §15; runtime/ha/replication.ts) ----
+
+  /**
+   * Whole records of the CommitLog from `from` (a record boundary in [min, max]), at most
+   * `maxBytes` unless one record is larger, never past `endOffset` or a segment end; a
+   * closing BLANK is included and `nextOffset` is then the next segment's start. Only
+   * written bytes are read. Throws REPLICA_OFFSET_ILLEGAL outside the log and
+   * CorruptRecordError when `from` is not a record boundary.
+   */
+  readCommitLogBytes(from: number, maxBytes: number, endOffset = Infinity): CommitLogChunk {
+    const min = this.minPhysicalOffset, max = this.maxPhysicalOffset;
+    if (!Number.isSafeInteger(from) || from < min || from > max) {
+      throw new ReplicaError(
+        "REPLICA_OFFSET_ILLEGAL",
+        `Cannot read CommitLog bytes from offset ${from} as the log holds [${min}, ${max})`,
+      );
+    }
+    return readWholeRecords(this.commitLog, from, maxBytes, endOffset, this.#recordBytesMax);
+  }
+
+  /**
+   * Appends bytes copied from the master's CommitLog at `physicalOffset`, which must be this
+   * log's end (an empty log also takes any segment start). Each record is verified (whole,
+   * body CRC, PHYSICALOFFSET equal to where it lands, inside its segment, next queue offset
+   * of its queue) and dispatched to ConsumeQueues and index as a put is, with the queue
+   * offsets the records carry. The bytes are written before this returns, so the next chunk
+   * may be appended at once; the promise settles as a put does: after fdatasync under
+   * SYNC_FLUSH (group commit), once written under ASYNC_FLUSH.
+   *
+   * Errors (the promise rejects): STORE_NOT_WRITABLE (StoreError) as for puts;
+   * REPLICA_OFFSET_MISMATCH when the offset is not the end or local puts are pending;
+   * REPLICA_RECORD_CORRUPT at the first bad record, after the good records before it were
+   * appended (error.offset is where they end): nothing beyond the last good record is.
+   */
+  appendReplicated(physicalOffset: number, bytes: Uint8Array): Promise<ReplicatedAppend> {
+    try {
+      return this.#appendReplicated(physicalOffset, bytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  #appendReplicated(physicalOffset: number, bytes: Uint8Array): Promise<ReplicatedAppend> {
+    this.#checkWritable();
+    const max = this.maxPhysicalOffset;
+    const segmentBytes = this.commitLog.segmentBytes;
+    const emptyLog = this.commitLog.segments.length === 0;
+    if (
+      this.commitLog.hasPending || this.#writeTick ||
+      (physicalOffset !== max && !(emptyLog && physicalOffset % segmentBytes === 0))
+    ) {
+      throw new ReplicaError(
+        "REPLICA_OFFSET_MISMATCH",
+        `Cannot append replicated bytes at offset ${physicalOffset} as the CommitLog ends at ${max}${
+          this.commitLog.hasPending || this.#writeTick ? " with local puts pending" : ""
+        }`,
+      );
+    }
+    if (physicalOffset !== max) {
+      // An empty replica starts where the master's retained log starts.
+      this.commitLog.setEnd(physicalOffset);
+      this.groupCommit.reset(physicalOffset);
+      this.#dispatchedOffset = physicalOffset;
+    }
+    const verified = verifyReplicated(bytes, physicalOffset, {
+      segmentBytes,
+      recordBytesMax: this.#recordBytesMax,
+      nextQueueOffset: (topic, queueId) => this.#nextQueueOffset(topic, queueId),
+    });
+    let records = 0;
+    try {
+      for (const item of verified.items) {
+        if (item.kind === "blank") {
+          this.commitLog.appendVerified(item.bytes, true);
+          continue;
+        }
+        const record = item.record;
+        if (buildsConsumeQueue(record.sysFlag)) {
+          this.#topicQueueTable.set(
+            `${record.topic}\u0000${record.queueId}`,
+            record.queueOffset + 1,
+          );
+        }
+        this.#undispatched.push(dispatchRequestOf(record, this.delayLevelsMs));
+        this.#lastStoreTimestamp = Math.max(this.#lastStoreTimestamp, record.storeTimestamp);
+        this.commitLog.appendVerified(item.bytes, false);
+        records++;
+      }
+      this.commitLog.writePending();
+    } catch (err) {
+      this.#writeFailure = err as Error;
+      throw new StoreError(
+        "STORE_NOT_WRITABLE",
+        "Cannot accept writes as a CommitLog write failed",
+        {
+          cause: err,
+        },
+      );
+    }
+    const end = verified.end;
+    const durable: Promise<Durability> = this.config.flushDiskType === "SYNC_FLUSH"
+      ? this.groupCommit.waitFlushed(end).then(() => "FLUSHED")
+      : Promise.resolve(end <= this.groupCommit.flushedOffset ? "FLUSHED" : "WRITTEN");
+    if (verified.failure) {
+      durable.catch(() => {}); // the good prefix is flushed with the next sync all the same
+      throw new ReplicaError(
+        "REPLICA_RECORD_CORRUPT",
+        `Cannot append replicated record at offset ${verified.failure.offset} as ${verified.failure.reason}; the ${records} records before it were appended`,
+        verified.failure.offset,
+      );
+    }
+    return durable.then((durability) => ({
+      fromOffset: physicalOffset,
+      toOffset: end,
+      records,
+      durability,
+    }));
+  }
+
+  /** The queue offset the next record of a queue must carry; undefined for an empty queue. */
+  #nextQueueOffset(topic: string, queueId: number): number | undefined {
+    const next = this.#topicQueueTable.get(`${topic}\u0000${queueId}`);
+    if (next !== undefined) return next;
+    const cq = this.consumeQueues.find(topic, queueId);
+    return cq && cq.maxOffset > cq.minOffset ? cq.maxOffset : undefined;
+  }
+
+  /**
+   * Drops the CommitLog at and after `offset` (a record boundary in [min, max]), with the
+   * ConsumeQueue units and index entries that point there, for a returning old master or a
+   * slave whose tail diverged. Puts and replicated appends are refused meanwhile (writes
+   * gathered before are written and synced first, then cut). Crash-safe: a durable marker
+   * is written first and removed last; a crash in between is finished by recovery, so the
+   * dropped records are never served again. When it resolves the cut is durable: segments
+   * removed (folder fsynced), the tail zeroed and fdatasynced, ConsumeQueues and index
+   * synced, and a checkpoint at `offset` written. Queue offsets continue from what the
+   * ConsumeQueues hold. Errors: REPLICA_OFFSET_ILLEGAL for a bad offset (nothing changed);
+   * STORE_NOT_WRITABLE when the store is closed, failed or already truncating.
+   */
+  async truncateCommitLogTo(offset: number): Promise<void> {
+    this.#checkWritable();
+    this.#truncating = true;
+    try {
+      await this.#writeTick?.catch(() => {});
+      this.commitLog.writePending();
+      await this.groupCommit.idle();
+      await this.#checkpointing?.catch(() => {});
+      // A write or sync that failed meanwhile leaves the tail unknown: refuse as puts do.
+      this.#truncating = false;
+      this.#checkWritable();
+      this.#truncating = true;
+      this.#checkTruncateTarget(offset);
+      if (offset === this.maxPhysicalOffset) return;
+      const run = this.#truncateFiles(offset).catch((err) => {
+        // Cut halfway: the marker stays, and the restart's recovery finishes the cut.
+        this.#writeFailure = err as Error;
+        throw new StoreError(
+          "STORE_NOT_WRITABLE",
+          `Cannot finish truncating the CommitLog to offset ${offset}; the store stops taking writes and its restart completes the cut`,
+          { cause: err },
+        );
+      });
+      // Checkpoints wait for the cut (they would write offsets it is changing).
+      const guarded = run.finally(() => (this.#checkpointing = undefined));
+      guarded.catch(() => {});
+      this.#checkpointing = guarded;
+      await run;
+    } finally {
+      this.#truncating = false;
+    }
+  }
+
+  #checkTruncateTarget(offset: number) {
+    const min = this.minPhysicalOffset, max = this.maxPhysicalOffset;
+    const illegal = (why: string) =>
+      new ReplicaError(
+        "REPLICA_OFFSET_ILLEGAL",
+        `Cannot truncate the CommitLog to offset ${offset} as ${why}`,
+      );
+    if (!Number.isSafeInteger(offset) || offset < min || offset > max) {
+      throw illegal(`the log holds [${min}, ${max}]`);
+    }
+    if (offset === max || offset % this.commitLog.segmentBytes === 0) return;
+    const head = this.commitLog.read(offset, 8);
+    if (!head || !isRecordHead(head)) throw illegal("it is not a record boundary");
+  }
+
+  async #truncateFiles(offset: number) {
+    const root = this.config.storePathRootDir;
+    await writeTruncateMarker(this.files, root, offset);
+    this.#undispatched = this.#undispatched.filter((r) => r.commitLogOffset < offset);
+    this.#dispatchedOffset = Math.min(this.#dispatchedOffset, offset);
+    await this.commitLog.truncateTo(offset);
+    this.groupCommit.reset(offset);
+    for (const cq of this.consumeQueues.all()) cq.truncateFromPhysical(offset);
+    this.#topicQueueTable.clear();
+    await this.index.flush();
+    await this.index.recoverAfterCrash(offset);
+    await this.#writeCheckpoint();
+    await removeTruncateMarker(this.files, root);
   }
 
   // ---- reads ----

@@ -7,6 +7,10 @@
 // whole log. The first bad record ends the log: its bytes (a torn write) are zeroed and
 // never served. Damage *below* the last checkpointed flush point is not a torn tail but
 // lost acknowledged data: the store refuses to start instead of truncating it silently.
+//
+// An unfinished replica truncation (storage/ha/truncate_marker.ts) ends the log at its
+// offset whatever lies beyond: those records are whole and CRC-valid, but were dropped on
+// purpose (a divergent tail), so the scan stops there and the cut is completed.
 import { CorruptRecordError } from "./errors.ts";
 import { readFully } from "./file_port.ts";
 import { parseRecord } from "./message/record.ts";
@@ -26,6 +30,8 @@ export interface RecoveryReport {
   records: number;
   /** Why the scan stopped, when it stopped at damage rather than at the end of data. */
   damage?: string;
+  /** The offset of an unfinished truncation this recovery completed. */
+  finishedTruncation?: number;
   lastStoreTimestamp: number;
 }
 
@@ -35,6 +41,8 @@ export interface RecoverArgs {
   abnormal: boolean;
   log: StoreLog;
   dispatch: (req: DispatchRequest) => void;
+  /** The offset of an unfinished truncation (the marker's), if any. */
+  truncateTo?: number;
 }
 
 export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
@@ -53,11 +61,13 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
       lastStoreTimestamp: 0,
     };
   }
-  const start = chooseStart(store, checkpoint, log);
+  const min = commitLog.minOffset;
+  const limit = args.truncateTo === undefined ? Infinity : Math.max(args.truncateTo, min);
+  const start = Math.min(chooseStart(store, checkpoint, log), limit);
   for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(start);
   await store.index.recoverAfterCrash(start);
 
-  const scan = scanFrom(store, start, args.dispatch, log);
+  const scan = scanFrom(store, start, limit, args.dispatch, log);
   if (
     scan.damage && checkpoint && scan.end < checkpoint.flushedOffset &&
     store.config.refuseCorruptionBelowCheckpoint
@@ -70,8 +80,12 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
   if (scan.damage) {
     log("warn", "recovery truncated a torn tail", { offset: scan.end, reason: scan.damage });
   }
-  await zeroTail(store, scan.end);
-  commitLog.setEnd(scan.end);
+  if (args.truncateTo === undefined) {
+    await zeroTail(store, scan.end);
+    commitLog.setEnd(scan.end);
+  } else {
+    await commitLog.truncateTo(scan.end);
+  }
   for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(scan.end);
   store.resetTopicQueueTable();
   // What recovery accepted must be durable before anyone is told it is (kill -9 leaves it
@@ -87,6 +101,7 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
     scannedBytes: scan.end - start,
     records: scan.records,
     damage: scan.damage,
+    finishedTruncation: args.truncateTo,
     lastStoreTimestamp: Math.max(scan.lastStoreTimestamp, checkpoint?.physicMsgTimestamp ?? 0),
   };
 }
@@ -128,6 +143,7 @@ interface ScanResult {
 function scanFrom(
   store: MessageStore,
   start: number,
+  limit: number,
   dispatch: (r: DispatchRequest) => void,
   log: StoreLog,
 ): ScanResult {
@@ -138,7 +154,7 @@ function scanFrom(
   let block: Uint8Array = new Uint8Array(0), blockStart = 0;
   for (;;) {
     const segment = commitLog.findSegment(pos);
-    if (!segment) return stop();
+    if (!segment || pos >= limit) return stop();
     // Keep a block that holds at least the header at `pos`, and the whole record once its
     // size is known (records cross block ends).
     let at = pos - blockStart;

@@ -176,7 +176,11 @@ export class CommitLog {
       ? this.#pending[0]
       : concat(this.#pending, this.#pendingBytes);
     segment.file.writeAt(bytes, this.#pendingStart - segment.startOffset);
-    this.#wroteOffset = this.#pendingStart + this.#pendingBytes;
+    // A BLANK closes its segment (RocketMQ counts the file as full): the log continues at the
+    // next segment's start, so that is the written end a flush, a reader and a replica see.
+    this.#wroteOffset = this.#appendOffset === segment.endOffset
+      ? segment.endOffset
+      : this.#pendingStart + this.#pendingBytes;
     this.#pending = [];
     this.#pendingBytes = 0;
     this.#pendingSegment = undefined;
@@ -185,6 +189,69 @@ export class CommitLog {
 
   get hasPending(): boolean {
     return this.#pendingBytes > 0;
+  }
+
+  /**
+   * Appends bytes copied from another replica's log at the current end: whole records and,
+   * when `closesSegment`, a BLANK that ends the segment. The caller has verified them
+   * (replica_io.ts); their PHYSICALOFFSET fields already name where they land.
+   */
+  appendVerified(bytes: Uint8Array, closesSegment: boolean): void {
+    const segment = this.#segmentFor(this.#appendOffset);
+    assert(
+      this.#appendOffset + bytes.length <= segment.endOffset,
+      "replicated bytes cross a segment",
+    );
+    if (
+      this.#pendingSegment !== segment ||
+      this.#pendingBytes + bytes.length > this.#writeBatchBytesMax
+    ) {
+      this.writePending();
+    }
+    this.#queue(segment, bytes);
+    if (closesSegment) {
+      this.#appendOffset = segment.endOffset;
+      this.writePending();
+    }
+  }
+
+  /**
+   * Drops everything at and after `offset`, a record boundary: later segments go (their
+   * removal made durable first), and the segment holding `offset` is cut there and grown
+   * back with zeros, so no stale record (which would carry a valid CRC and its own offset)
+   * can follow a later append. The caller guards the window with a truncation marker
+   * (storage/ha/truncate_marker.ts): a crash halfway is finished by recovery.
+   */
+  async truncateTo(offset: number): Promise<void> {
+    assert(this.#pendingBytes === 0, "truncateTo with pending writes");
+    const next = this.#next;
+    this.#next = undefined;
+    next?.cancel();
+    await next?.done;
+    next?.take()?.close();
+    let removed = false;
+    while (this.#segments.length && this.#segments.at(-1)!.startOffset >= offset) {
+      const seg = this.#segments.pop()!;
+      seg.close();
+      this.#files.remove(seg.file.path);
+      removed = true;
+    }
+    for (const name of this.#files.list(this.#dir)) {
+      // A preparation that finished meanwhile renamed itself to a segment name beyond the end.
+      const start = parseSegmentName(name);
+      if (start !== undefined && start >= offset) {
+        this.#files.remove(`${this.#dir}/${name}`);
+        removed = true;
+      }
+    }
+    if (removed) await this.#files.syncDir(this.#dir);
+    const last = this.#segments.at(-1);
+    if (last && last.contains(offset)) {
+      last.file.truncate(offset - last.startOffset);
+      last.file.truncate(last.sizeBytes);
+      await last.file.datasync();
+    }
+    this.#wroteOffset = this.#appendOffset = offset;
   }
 
   /** Segments holding bytes in [from, to), oldest first. */
