@@ -292,8 +292,9 @@ export function vetAddress(
   let ip: Ip;
   try {
     // Lenient on purpose: "127.1" or "0x7f.0.0.1" from a stub resolver is still parsed
-    // to the address it means, and the canonical form is what we connect to.
-    ip = ipaddr.parse(address);
+    // to the address it means, and the canonical form is what we connect to. The common
+    // dotted quad skips ipaddr.parse, which tries its long IPv6 pattern first.
+    ip = DOTTED_QUAD.test(address) ? ipaddr.IPv4.parse(address) : ipaddr.parse(address);
   } catch (cause) {
     const error = new WebhookTargetError(
       "WEBHOOK_ADDRESS_REFUSED",
@@ -409,6 +410,10 @@ function isLocalName(name: string): boolean {
   return LOCAL_NAME_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
 }
 
+// What the WHATWG parser makes of every IPv4 host, and what getaddrinfo answers. Testing
+// it first keeps names off ipaddr.js's parsers, which throw (slowly) on a name.
+const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
 type ParsedHost = Checked<{
   readonly host: string;
   readonly kind: "name" | "ipv4" | "ipv6";
@@ -424,7 +429,10 @@ function parseHost(hostname: string): ParsedHost {
     if (!ipaddr.IPv6.isValid(inner)) return urlRefused("host-name", `Host ${hostname} is invalid`);
     return { ok: true, host: inner, kind: "ipv6", ip: ipaddr.IPv6.parse(inner) };
   }
-  if (ipaddr.IPv4.isValidFourPartDecimal(hostname)) {
+  if (DOTTED_QUAD.test(hostname)) {
+    if (!ipaddr.IPv4.isValidFourPartDecimal(hostname)) {
+      return urlRefused("host-name", `Host ${hostname} is not a valid IPv4 address`);
+    }
     return { ok: true, host: hostname, kind: "ipv4", ip: ipaddr.IPv4.parse(hostname) };
   }
   const name = normalizeName(hostname);

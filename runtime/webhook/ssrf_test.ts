@@ -322,6 +322,10 @@ Deno.test("resolveAndVet() vets IP literals without DNS and reports DNS failures
   assert.equal(failed.error.code, "WEBHOOK_DNS_FAILED");
   assert.equal((failed.error.cause as Error).message, "ENOTFOUND");
 
+  const bad = await resolveAndVet("999.1.1.1", strict, resolver);
+  assert.ok(!bad.ok);
+  assert.equal(bad.error.reason, "host-name");
+
   const empty = await resolveAndVet("empty.example.com", strict, stubResolver([]).resolver);
   assert.ok(!empty.ok);
   assert.equal(empty.error.code, "WEBHOOK_DNS_FAILED");
