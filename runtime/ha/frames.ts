@@ -203,7 +203,8 @@ export class FrameDecoder {
     try {
       for (;;) {
         if (this.#buffered < 4) break;
-        const length = new DataView(this.#peek(4).buffer).getUint32(0);
+        const head = this.#peek(4);
+        const length = new DataView(head.buffer, head.byteOffset, 4).getUint32(0);
         if (4 + length > this.frameBytesMax) {
           throw new FrameError(
             "FRAME_TOO_LARGE",
@@ -230,10 +231,11 @@ export class FrameDecoder {
     return frames;
   }
 
-  /** The first n buffered bytes (a copy when they span chunks). */
+  /** The first n buffered bytes (a view into the first chunk when it holds them all: a
+   * socket's chunks are Buffers, views into a shared pool, so mind byteOffset). */
   #peek(n: number): Uint8Array {
     const first = this.#chunks[0];
-    if (first.length >= n) return first.slice(0, n);
+    if (first.length >= n) return first.subarray(0, n);
     const out = new Uint8Array(n);
     let at = 0;
     for (const c of this.#chunks) {
