@@ -276,8 +276,9 @@ class Attempt {
       headers,
       agent: isHttps ? s.httpsAgent : s.httpAgent,
       maxHeaderSize: s.responseHeaderBytesMax,
-      // The name for SNI and the certificate check; an IP literal URL sends no SNI.
-      ...(isHttps && !isIpLiteral(this.host) ? { servername: this.host } : {}),
+      // The name for SNI and the certificate check; an IP literal URL sends no SNI. One
+      // object shape for every request keeps node:http's property loads monomorphic.
+      servername: isHttps && !isIpLiteral(this.host) ? this.host : undefined,
       // `host` is an IP, so no runtime should resolve; if one does, it gets the pin.
       lookup: pinnedLookup(this.address),
     };
@@ -319,15 +320,17 @@ class Attempt {
 
   #onResponse(response: http.IncomingMessage): void {
     const s = this.settings;
-    const prefix = new Uint8Array(s.bodyPrefixBytes);
+    // Views of the first chunks, copied once at the end: a 1 KiB buffer per delivery
+    // would cost more than the rest of the attempt (off-heap allocation, GC pressure).
+    const pieces: Uint8Array[] = [];
     let kept = 0;
     let read = 0;
     const done = (fullyRead: boolean) => {
       this.#settle({
         ok: true,
         status: response.statusCode ?? 0,
-        headers: keptHeaders(response.headers),
-        bodyPrefix: prefix.slice(0, kept),
+        headers: keptHeaders(response.rawHeaders),
+        bodyPrefix: concat(pieces, kept),
         bodyBytesRead: read,
         bodyFullyRead: fullyRead,
         connectionReused: this.#reused,
@@ -336,9 +339,9 @@ class Attempt {
     };
     response.on("data", (chunk: Uint8Array) => {
       if (this.#settled) return;
-      if (kept < prefix.length) {
-        const take = chunk.subarray(0, prefix.length - kept);
-        prefix.set(take, kept);
+      if (kept < s.bodyPrefixBytes) {
+        const take = chunk.subarray(0, s.bodyPrefixBytes - kept);
+        pieces.push(take);
         kept += take.length;
       }
       read += chunk.length;
@@ -393,14 +396,25 @@ export function retryAfterMs(value: string | undefined, wallNowMs: number): numb
   return Math.max(0, at - wallNowMs);
 }
 
-function keptHeaders(
-  headers: http.IncomingHttpHeaders,
-): Partial<Record<KeptHeaderName, string>> {
+function concat(pieces: readonly Uint8Array[], length: number): Uint8Array {
+  const joined = new Uint8Array(length);
+  let at = 0;
+  for (const piece of pieces) {
+    joined.set(piece, at);
+    at += piece.length;
+  }
+  return joined;
+}
+
+// From rawHeaders (name, value, name, value, ...): reading `response.headers` would build
+// an object of every header, per delivery, to keep three.
+function keptHeaders(raw: readonly string[]): Partial<Record<KeptHeaderName, string>> {
   const kept: Partial<Record<KeptHeaderName, string>> = {};
-  for (const name of KEPT_HEADERS) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    const text = Array.isArray(value) ? value.join(", ") : value;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toLowerCase() as KeptHeaderName;
+    if (!KEPT_HEADERS.includes(name)) continue;
+    const prior = kept[name];
+    const text = prior === undefined ? raw[i + 1] : `${prior}, ${raw[i + 1]}`;
     kept[name] = text.slice(0, KEPT_HEADER_CHARS_MAX);
   }
   return kept;
