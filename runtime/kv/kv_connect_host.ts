@@ -169,6 +169,13 @@ export interface KvHostOptions {
   nowMs?: () => number;
   /** See memory_kv_store.ts; default 0. */
   expiryLagMs?: number;
+  /**
+   * The data to serve; default a new empty store. Pass the `store` of a closed host to
+   * restart on its data: a KV outage that loses nothing (give the same port and
+   * databaseId too, so clients reconnect on their own). `nowMs` and `expiryLagMs` are the
+   * store's then.
+   */
+  store?: MemoryKvStore;
   /** Default 10 s. */
   watchKeepaliveMs?: number;
   /** Default console.error. */
@@ -188,7 +195,7 @@ export interface KvHost extends AsyncDisposable {
 /** Starts a host on Deno (Deno.serve) or Bun (Bun.serve), whichever this process runs on. */
 export function startKvHost(options: KvHostOptions): Promise<KvHost> {
   const nowMs = options.nowMs ?? Date.now;
-  const store = new MemoryKvStore({ nowMs, expiryLagMs: options.expiryLagMs });
+  const store = options.store ?? new MemoryKvStore({ nowMs, expiryLagMs: options.expiryLagMs });
   const watches: WatchRegistry = new Set();
   const databaseId = options.databaseId ?? crypto.randomUUID();
   const handler = kvConnectHandler({
