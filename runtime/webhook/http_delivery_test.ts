@@ -363,26 +363,35 @@ Deno.test("postPinned() speaks TLS to the vetted address with the URL's name for
 Deno.test("postPinned() ignores HTTP_PROXY and friends from the environment", async () => {
   await using proxy = startReceiver(() => new Response("via proxy"));
   await using origin = startReceiver(() => new Response("direct"));
+  // In a child process: the environment is process-wide, and fetch in tests running beside
+  // this one would follow these variables too.
+  const proxyUrl = `http://127.0.0.1:${proxy.port}`;
+  const script = `
+    import { WebhookHttpClient } from ${JSON.stringify(import.meta.resolve("./http_delivery.ts"))};
+    import { createEgressPolicy } from ${JSON.stringify(import.meta.resolve("./ssrf.ts"))};
+    const client = new WebhookHttpClient({
+      policy: createEgressPolicy({ allowHosts: ["127.0.0.1/32"] }),
+    });
+    const outcome = await client.postPinned({
+      url: "http://127.0.0.1:${origin.port}/",
+      address: { address: "127.0.0.1", family: 4 },
+      body: "",
+    });
+    await client.close();
+    console.log(outcome.ok ? new TextDecoder().decode(outcome.bodyPrefix) : outcome.error.code);
+  `;
   const names = ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY"];
-  const saved = names.map((name) => [name, Deno.env.get(name)] as const);
-  try {
-    for (const name of names) Deno.env.set(name, `http://127.0.0.1:${proxy.port}`);
-    await using http = client();
-    const outcome = ok(
-      await http.postPinned({
-        url: `http://127.0.0.1:${origin.port}/`,
-        address: LOOPBACK,
-        body: "",
-      }),
-    );
-    assert.equal(text(outcome.bodyPrefix), "direct");
-    assert.equal(proxy.seen.length, 0);
-  } finally {
-    for (const [name, value] of saved) {
-      if (value === undefined) Deno.env.delete(name);
-      else Deno.env.set(name, value);
-    }
-  }
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", script],
+    cwd: new URL("../..", import.meta.url),
+    env: Object.fromEntries(names.map((name) => [name, proxyUrl])),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, text(stderr));
+  assert.equal(text(stdout).trim(), "direct");
+  assert.equal(proxy.seen.length, 0);
+  assert.equal(origin.seen.length, 1);
 });
 
 Deno.test("postPinned() re-checks URL and address against the policy before connecting", async () => {
