@@ -37,7 +37,7 @@
 //   it is in the master's SyncStateSet; it is published to the group every poll.
 //
 // Defaults (LeaseSettings): leaseTtlMs 10 s; leaseSafetyMarginMs 2 s (allowed clock
-// skew and holder reaction time); renew every TTL/3 (3.3 s); candidates poll every 1 s;
+// skew and holder reaction time); renew every TTL/3 (3.3 s); candidates poll every TTL/10 (1 s);
 // each store call times out after TTL/5 (2 s). Worst-case failover after a crash:
 // TTL + margin + one poll (13 s); after release(): one poll.
 import type { Logger } from "../log.ts";
@@ -101,7 +101,6 @@ interface Holding {
   record: LeaseRecord;
   version: string;
   deadlineMonotonicMs: number;
-  renewStartedMonotonicMs: number;
   cancelDeadline: () => void;
 }
 
@@ -218,16 +217,12 @@ export class LeaseKeeper {
   }
 
   async #run(): Promise<void> {
+    // Store failures arrive as outcomes (store_calls.ts), not exceptions; what throws
+    // here is a bug (ours, or a callback's), and it rejects the loop: a crash.
     while (this.#running) {
-      let delayMs: number;
-      try {
-        delayMs = this.#holding !== null ? await this.#renewStep() : await this.#candidateStep();
-      } catch (error) {
-        // Our bug or a throwing callback: log, keep the loop alive, act as a candidate.
-        this.#o.log?.("error", "lease loop step failed", { err: String(error) });
-        this.#stepDown("DEADLINE_PASSED");
-        delayMs = this.settings.leasePollIntervalMs;
-      }
+      const delayMs = this.#holding !== null
+        ? await this.#renewStep()
+        : await this.#candidateStep();
       if (this.#running && delayMs > 0) await this.#sleep(delayMs);
     }
   }
@@ -267,8 +262,9 @@ export class LeaseKeeper {
 
   /**
    * A refused renew: someone wrote the record since our last confirmed write. If it was
-   * our own renew whose answer we never got, adopt its version and renew again at once;
-   * otherwise the lease is gone.
+   * our own renew whose answer we never got, adopt its version and renew again at once
+   * (the deadline stays where the last confirmed renew put it). Otherwise, or when the
+   * read fails too, step down rather than guess.
    */
   async #afterRefusedRenew(h: Holding): Promise<number> {
     const { store, brokerGroup } = this.#o;
@@ -323,7 +319,11 @@ export class LeaseKeeper {
    * CAS the record to ours at `epoch`, from `version`. Used for a takeover and to take
    * back a record that is still ours (after an ambiguous take, or a missed deadline).
    */
-  async #take(current: LeaseRecord | null, version: string | null, epoch: number) {
+  async #take(
+    current: LeaseRecord | null,
+    version: string | null,
+    epoch: number,
+  ): Promise<number> {
     const { clock, store, brokerGroup, brokerId, address } = this.#o;
     const startedMs = clock.monotonicMs();
     const record: LeaseRecord = {
@@ -341,7 +341,6 @@ export class LeaseKeeper {
       record,
       version: write.value.version,
       deadlineMonotonicMs: 0,
-      renewStartedMonotonicMs: startedMs,
       cancelDeadline: () => {},
     };
     this.#holding = h;
@@ -366,7 +365,6 @@ export class LeaseKeeper {
     const { clock } = this.#o;
     h.record = record;
     h.version = version;
-    h.renewStartedMonotonicMs = startedMs;
     h.deadlineMonotonicMs = startedMs + this.settings.leaseTtlMs -
       this.settings.leaseSafetyMarginMs;
     this.#lastSeen = record;

@@ -14,7 +14,7 @@ export interface LeaseSettings {
   /** The holder renews this often, ms. Default leaseTtlMs / 3. */
   leaseRenewIntervalMs: number;
   /** Candidates read the lease this often; also the retry delay after a failed call, ms.
-   * Default 1 s. */
+   * Default leaseTtlMs / 10 (1 s). */
   leasePollIntervalMs: number;
   /** A store call (or eligibility()) not answered by then is given up on, ms. Default
    * leaseTtlMs / 5. */
@@ -37,7 +37,6 @@ export interface LeaseSettings {
 
 export const LEASE_TTL_MS_DEFAULT = 10_000;
 export const LEASE_SAFETY_MARGIN_MS_DEFAULT = 2_000;
-export const LEASE_POLL_INTERVAL_MS_DEFAULT = 1_000;
 export const STORE_CALLS_IN_FLIGHT_MAX_DEFAULT = 8;
 
 /** Settings that cannot give a safe or live lease. */
@@ -52,7 +51,7 @@ export function leaseSettings(partial: Partial<LeaseSettings> = {}): LeaseSettin
     leaseTtlMs: ttl,
     leaseSafetyMarginMs: LEASE_SAFETY_MARGIN_MS_DEFAULT,
     leaseRenewIntervalMs: Math.floor(ttl / 3),
-    leasePollIntervalMs: LEASE_POLL_INTERVAL_MS_DEFAULT,
+    leasePollIntervalMs: Math.floor(ttl / 10),
     leaseStoreCallTimeoutMs: Math.floor(ttl / 5),
     storeCallsInFlightMax: STORE_CALLS_IN_FLIGHT_MAX_DEFAULT,
     replicaStateTtlMs: ttl,
