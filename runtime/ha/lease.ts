@@ -37,9 +37,10 @@
 //   it is in the master's SyncStateSet; it is published to the group every poll.
 //
 // Defaults (LeaseSettings): leaseTtlMs 10 s; leaseSafetyMarginMs 2 s (allowed clock
-// skew and holder reaction time); renew every TTL/3 (3.3 s); candidates poll every TTL/10 (1 s);
-// each store call times out after TTL/5 (2 s). Worst-case failover after a crash:
-// TTL + margin + one poll (13 s); after release(): one poll.
+// skew and holder reaction time); renew every TTL/3 (3.3 s); candidates poll every
+// TTL/10 (1 s); each store call times out after TTL/5 (2 s). Worst-case failover after
+// a crash: TTL + margin + one poll (13 s); after release(): one poll. KV traffic: each
+// broker writes its replica state once a poll (candidates) or renew (holder).
 import type { Logger } from "../log.ts";
 import { type ReplicaState } from "./election.ts";
 import { electionAllows, type LeaseSettings, leaseSettings } from "./lease_rules.ts";
