@@ -18,13 +18,18 @@
 // HANDSHAKE_REPLY (master -> slave), 33 bytes:
 //    0 u8 status (0 OK, 1 DIVERGED, 2 BEHIND)   1 u64 masterMinOffset   9 u64 masterMaxOffset
 //   17 u64 truncateOffset   25 u64 startOffset
-// TRANSFER (master -> slave), 32 + bodySize bytes:
+// TRANSFER (master -> slave), 36 + bodySize bytes:
 //    0 u64 offset   8 u32 dataEpoch   12 u64 dataEpochStart   20 u64 confirmOffset
-//   28 u32 bodySize   32 body: whole CommitLog records
+//   28 u32 bodySize   32 u32 bodyCrc   36 body: whole CommitLog records
+//   bodyCrc is CRC32 of the body, computed by encodeFrame and checked by the decoder: a
+//   record's BODYCRC covers its body only, so bytes damaged in flight in a header, topic or
+//   properties would otherwise pass. (Records damaged on the master's disk keep a valid
+//   frame CRC; the slave's per-record checks catch those.)
 // ACK (slave -> master), 8 bytes:        0 u64 maxOffset (what the slave holds)
 // HEARTBEAT (master -> slave), 16 bytes: 0 u64 masterMaxOffset   8 u64 confirmOffset
 //
 // Offsets are u64 on the wire and must be safe integers (< 2^53) here.
+import { crc32 } from "node:zlib";
 import { getLong, setLong } from "../../storage/message/record.ts";
 import { EPOCH_MAX, type EpochEntry } from "../../storage/ha/epoch_file.ts";
 
@@ -35,7 +40,7 @@ export const FRAME_HEADER_BYTES = 9;
 export const HA_FRAME_BYTES_MAX = 16 * 1024 * 1024;
 /** Epoch entries a handshake may carry (one per master change: far more than a group sees). */
 export const HA_EPOCH_ENTRIES_MAX = 65_536;
-export const TRANSFER_HEADER_BYTES = FRAME_HEADER_BYTES + 32;
+export const TRANSFER_HEADER_BYTES = FRAME_HEADER_BYTES + 36;
 
 const TYPE_CODE = {
   HANDSHAKE: 1,
@@ -101,6 +106,7 @@ export type FrameErrorCode =
   | "FRAME_TOO_LARGE" // length beyond the receiver's frameBytesMax
   | "FRAME_LENGTH_ILLEGAL" // length does not fit the type's layout
   | "FRAME_TYPE_UNKNOWN"
+  | "FRAME_CRC_MISMATCH" // a TRANSFER body whose CRC32 is not the one sent with it
   | "FRAME_FIELD_ILLEGAL"; // a field out of range: version, epoch, offset, status, flags
 
 export class FrameError extends Error {
@@ -117,7 +123,7 @@ function payloadBytes(frame: Frame): number {
     case "HANDSHAKE_REPLY":
       return 33;
     case "TRANSFER":
-      return 32 + frame.body.length;
+      return 36 + frame.body.length;
     case "ACK":
       return 8;
     case "HEARTBEAT":
@@ -161,7 +167,8 @@ export function encodeFrame(frame: Frame): Uint8Array {
       long(12, frame.dataEpochStart);
       long(20, frame.confirmOffset);
       view.setUint32(p + 28, frame.body.length);
-      bytes.set(frame.body, p + 32);
+      view.setUint32(p + 32, crc32(frame.body));
+      bytes.set(frame.body, p + 36);
       break;
     case "ACK":
       long(0, frame.maxOffset);
@@ -194,12 +201,19 @@ export class FrameDecoder {
   }
 
   push(chunk: Uint8Array): Frame[] {
+    const frames: Frame[] = [];
+    this.pushEach(chunk, (frame) => frames.push(frame));
+    return frames;
+  }
+
+  /** As push(), but hands each frame over as it is decoded: the frames before a malformed
+   * one are delivered before the error is thrown. */
+  pushEach(chunk: Uint8Array, onFrame: (frame: Frame) => void): void {
     if (this.#failure) throw this.#failure;
     if (chunk.length > 0) {
       this.#chunks.push(chunk);
       this.#buffered += chunk.length;
     }
-    const frames: Frame[] = [];
     try {
       for (;;) {
         if (this.#buffered < 4) break;
@@ -220,15 +234,16 @@ export class FrameDecoder {
           );
         }
         if (this.#buffered < 4 + length) break;
-        frames.push(decodeFrame(this.#take(4 + length)));
+        const frame = decodeFrame(this.#take(4 + length));
+        onFrame(frame);
       }
     } catch (err) {
-      this.#failure = err as FrameError;
+      if (!(err instanceof FrameError)) throw err;
+      this.#failure = err;
       this.#chunks = [];
       this.#buffered = 0;
       throw err;
     }
-    return frames;
   }
 
   /** The first n buffered bytes (a view into the first chunk when it holds them all: a
@@ -336,8 +351,15 @@ export function decodeFrame(bytes: Uint8Array): Frame {
       };
     }
     case TYPE_CODE.TRANSFER: {
-      if (size < 32) expect(32, "TRANSFER");
-      expect(32 + view.getUint32(p + 28), "TRANSFER");
+      if (size < 36) expect(36, "TRANSFER");
+      expect(36 + view.getUint32(p + 28), "TRANSFER");
+      const body = bytes.subarray(p + 36);
+      if (crc32(body) !== view.getUint32(p + 32)) {
+        throw new FrameError(
+          "FRAME_CRC_MISMATCH",
+          `Cannot accept a TRANSFER of ${body.length} bytes as its CRC32 does not match: damaged in flight`,
+        );
+      }
       return {
         type: "TRANSFER",
         epoch,
@@ -345,7 +367,7 @@ export function decodeFrame(bytes: Uint8Array): Frame {
         dataEpoch: readEpoch(view, p + 8, "dataEpoch"),
         dataEpochStart: long(12, "dataEpochStart"),
         confirmOffset: long(20, "confirmOffset"),
-        body: bytes.subarray(p + 32),
+        body,
       };
     }
     case TYPE_CODE.ACK:

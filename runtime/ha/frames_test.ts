@@ -182,6 +182,16 @@ Deno.test("FrameDecoder.push() refuses malformed frames with a typed error, then
       "FRAME_LENGTH_ILLEGAL",
     ],
     [
+      "TRANSFER body damaged after its CRC",
+      withBytes(transfer, (v) => v.setUint8(9 + 36 + 3, 1)),
+      "FRAME_CRC_MISMATCH",
+    ],
+    [
+      "TRANSFER CRC damaged",
+      withBytes(transfer, (v) => v.setUint32(9 + 32, v.getUint32(9 + 32) ^ 4)),
+      "FRAME_CRC_MISMATCH",
+    ],
+    [
       "epoch above 2^31-1",
       withBytes(ack, (v) => v.setUint32(5, 0x80000000)),
       "FRAME_FIELD_ILLEGAL",
