@@ -278,7 +278,9 @@ export class Broker implements BrokerClient {
     await this.webhooks?.close().catch((err) =>
       this.deps.log("error", "stopping webhook deliveries failed", { err: String(err) })
     );
-    this.#egress?.close();
+    await this.#egress?.close().catch((err) =>
+      this.deps.log("error", "closing webhook connections failed", { err: String(err) })
+    );
     await this.timers?.stop().catch((err) =>
       this.deps.log("error", "stopping timers failed", { err: String(err) })
     );

@@ -119,10 +119,9 @@ for (const runtime of RUNTIMES) {
       await mq.produce("Orders", { body: "slow" });
       await rx.until(() => rx.at("/slow").length >= 2, 10_000, "the retry after a timeout");
       const log = await mq.listDeliveries("slow");
-      await rx.until(() => true, 10, "");
       const first = log.at(-1)!;
       assert.equal(first.status, 0);
-      assert.match(first.error ?? "", /time|abort/i);
+      assert.match(first.error ?? "", /No complete response within 300 ms/);
       await mq.deleteSubscription("slow");
     });
 
@@ -213,6 +212,22 @@ for (const runtime of RUNTIMES) {
         mq.upsertSubscription("x", { ...base, url: "http://10.0.0.1/hook" }),
         code("WEBHOOK_URL_REFUSED"),
       );
+      for (
+        const url of [
+          "https://169.254.169.254/latest/meta-data",
+          "https://[::ffff:a9fe:a9fe]/hook",
+          "https://[fd00::1]/hook",
+          "https://0xa000001/hook",
+          "https://100.64.0.1/hook",
+          "https://example.com:6379/hook",
+          "ftp://example.com/hook",
+        ]
+      ) {
+        await assert.rejects(
+          mq.upsertSubscription("x", { ...base, url }),
+          code("WEBHOOK_URL_REFUSED"),
+        );
+      }
       await assert.rejects(
         mq.upsertSubscription("x", { ...base, url: "not a url" }),
         code("WEBHOOK_URL_REFUSED"),
@@ -308,7 +323,6 @@ for (const runtime of RUNTIMES) {
         await rx.until(() => rx.at("/sink").length >= 50, 10_000, "some deliveries");
         await b.kill();
       }
-      console.log("before kill", rx.at("/sink").length);
       const before = rx.at("/sink").length;
       assert.ok(before < 300, "everything was delivered before the kill; nothing tested");
       {
@@ -318,13 +332,12 @@ for (const runtime of RUNTIMES) {
           20_000,
           "every message after the restart",
         ).catch((e) => {
-          console.log(
-            "after",
-            rx.at("/sink").length,
-            new Set(rx.at("/sink").map((r) => r.headers["webhook-id"])).size,
-            b.child.lines.slice(-20),
+          const seen = new Set(rx.at("/sink").map((r) => r.headers["webhook-id"])).size;
+          throw new Error(
+            `${e.message}: ${seen} distinct ids; broker said:\n${
+              b.child.lines.slice(-20).join("\n")
+            }`,
           );
-          throw e;
         });
         const seen = new Set(rx.at("/sink").map((r) => r.headers["webhook-id"]));
         for (const id of ids) assert.ok(seen.has(id), `${id} lost`);

@@ -1,43 +1,80 @@
-// All webhook egress goes through here: the URL check at registration and the transport
-// that delivers. (Interim: fetch with manual redirects; the SSRF guard replaces it.)
+// All webhook egress goes through here: the URL check at registration (checkWebhookUrl) and
+// the transport that delivers: resolve the host ourselves, vet every answer (SSRF guard),
+// then POST to the vetted address only (no DNS rebinding), never following redirects.
 import type { BrokerConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { WebhookTransport } from "./delivery_service.ts";
+import { WebhookHttpClient } from "./http_delivery.ts";
+import {
+  checkWebhookUrl,
+  createCachingResolver,
+  createEgressPolicy,
+  createSystemResolver,
+  type EgressPolicy,
+  resolveAndVet,
+  type Resolver,
+} from "./ssrf.ts";
 
 export interface WebhookEgress {
+  /** Throws BrokerError WEBHOOK_URL_REFUSED when the URL may not be registered. */
   checkUrl(url: string): void;
   transport: WebhookTransport;
-  close(): void;
+  /** Aborts requests in flight and closes pooled connections. */
+  close(): Promise<void>;
 }
 
-export function createEgress(config: BrokerConfig, _log: Logger): WebhookEgress {
+export interface EgressOptions {
+  /** Injected in tests; the system resolver with a short cache otherwise. */
+  resolver?: Resolver;
+  nowMs?: () => number;
+}
+
+export function createEgress(
+  config: BrokerConfig,
+  _log: Logger,
+  options: EgressOptions = {},
+): WebhookEgress {
+  const nowMs = options.nowMs ?? (() => performance.now());
+  const policy: EgressPolicy = createEgressPolicy({
+    allowHosts: config.webhookAllowHosts,
+    allowHttp: config.webhookAllowHttp,
+  });
+  const resolver = options.resolver ??
+    createCachingResolver(createSystemResolver(), { nowMs });
+  const client = new WebhookHttpClient({
+    policy,
+    totalTimeoutMs: config.webhookTimeoutMsDefault,
+    bodyPrefixBytes: config.webhookLogResponseBytes,
+    nowMs,
+  });
+  const decoder = new TextDecoder();
+
   const checkUrl = (raw: string) => {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new BrokerError("WEBHOOK_URL_REFUSED", `Cannot parse webhook URL`);
-    }
-    if (!config.webhookAllowHosts.includes(url.hostname)) {
-      throw new BrokerError("WEBHOOK_URL_REFUSED", `Host ${url.hostname} is not allowed`);
-    }
+    const checked = checkWebhookUrl(raw, policy);
+    if (!checked.ok) throw new BrokerError("WEBHOOK_URL_REFUSED", checked.error.message);
   };
+
   const transport: WebhookTransport = async (req) => {
-    const signal = AbortSignal.any([req.signal, AbortSignal.timeout(req.timeoutMs)]);
-    const res = await fetch(req.url, {
-      method: "POST",
+    const target = checkWebhookUrl(req.url, policy);
+    if (!target.ok) throw target.error;
+    const vetted = await resolveAndVet(target.host, policy, resolver);
+    if (!vetted.ok) throw vetted.error;
+    const outcome = await client.postPinned({
+      url: target.url,
+      address: vetted.address,
+      body: req.body,
       headers: req.headers,
-      body: req.body as Uint8Array<ArrayBuffer>,
-      redirect: "manual",
-      signal,
+      signal: req.signal,
+      totalTimeoutMs: req.timeoutMs,
     });
-    const text = await res.text();
+    if (!outcome.ok) throw outcome.error;
     return {
-      status: res.status,
-      retryAfter: res.headers.get("retry-after"),
-      bodyPrefix: text.slice(0, config.webhookLogResponseBytes),
+      status: outcome.status,
+      retryAfter: outcome.headers["retry-after"] ?? null,
+      bodyPrefix: decoder.decode(outcome.bodyPrefix),
     };
   };
-  return { checkUrl, transport, close() {} };
+
+  return { checkUrl, transport, close: () => client.close() };
 }
