@@ -13,8 +13,9 @@
 // (paced_producer.ts).
 //
 //   [1] baseline: the load client drives the receiver with --concurrency loops (16, the
-//       subscription's maxConcurrency) of keep-alive POSTs of 1 KiB for --seconds, once
-//       before the push and once after; receiver_rps is the mean.
+//       subscription's maxConcurrency) of keep-alive POSTs of 1 KiB for --seconds, with
+//       fetch and with node:http (whichever is faster on this runtime counts), once before
+//       the push and once after; receiver_rps is the mean of the two.
 //   [2] warm-up: a small backlog pushed through a subscription, not timed.
 //   [3] push: a topic of 8 queues is preloaded with --messages (100,000; 20,000 with
 //       --quick) by batched produces; then a subscription (startFrom earliest,
@@ -27,7 +28,7 @@
 //       posting straight to the receiver, just before (direct_p50_ms, direct_p99_ms).
 //
 // Cross-process times use `performance.timeOrigin + performance.now()` on each side.
-// Other flags: --load-client fetch|node-http (fetch), --progress-s S (5), --dir PATH,
+// Other flags: --load-client fetch|node-http|both (both), --progress-s S (5), --dir PATH,
 // --broker-cpu-prof DIR (run the broker with --cpu-prof --cpu-prof-md into DIR), --no-settle
 // (start the push without waiting for the next segment's background zero-fill to end),
 // --dump-latency FILE (phase 4's samples, "sent_ms latency_ms" a line).
@@ -60,13 +61,19 @@ const latSeconds = flags.number("lat-seconds", quick ? 5 : 10);
 const warmupMessages = Math.round(flags.number("warmup", quick ? 2_000 : 5_000));
 const progressMs = flags.number("progress-s", 5) * 1000;
 const parentDir = flags.string("dir", tmpdir());
-const loadClient = flags.string("load-client", "fetch");
+const loadClient = flags.string("load-client", "both");
 const cpuProfDir = flags.string("broker-cpu-prof", "");
 const settle = !flags.has("no-settle");
 const dumpLatency = flags.string("dump-latency", "");
-if (loadClient !== "fetch" && loadClient !== "node-http") {
-  throw new Error(`--load-client must be fetch or node-http, not ${loadClient}`);
+if (!["fetch", "node-http", "both"].includes(loadClient)) {
+  throw new Error(`--load-client must be fetch, node-http or both, not ${loadClient}`);
 }
+type LoadClient = "fetch" | "node-http";
+/** The baseline's clients. Which drives the receiver faster depends on the runtime (fetch on
+ * Bun, node:http on Deno in the first runs), so by default both run and the faster counts. */
+const loadClients: LoadClient[] = loadClient === "both"
+  ? ["fetch", "node-http"]
+  : [loadClient as LoadClient];
 const runtime = runtimeInfo();
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;
@@ -221,7 +228,8 @@ class ReceiverControl {
   }
 }
 
-interface Baseline {
+interface LoadRun {
+  client: LoadClient;
   requests: number;
   seconds: number;
   perSecond: number;
@@ -230,29 +238,58 @@ interface Baseline {
   receiverCores: number | undefined;
 }
 
-async function baseline(rx: Server, label: string): Promise<Baseline> {
-  say(
-    `[1] ${label}: receiver alone, ${concurrency} ${loadClient} loops of ${bodyBytes} B POSTs, ${baselineSeconds} s (+1 s warm-up)…`,
-  );
-  let meter: (() => (number | undefined)[]) | undefined;
-  const result = await runToEnd<Omit<Baseline, "receiverCores">>(here("./load_client.ts"), [
-    `${rx.url}/hook`,
-    String(concurrency),
-    "1",
-    String(baselineSeconds),
-    loadClient,
-    String(bodyBytes),
-  ], (line) => {
-    if (line === "measuring") meter = cpuMeter([rx.pid]);
-  });
-  const [receiverCores] = meter?.() ?? [undefined];
-  if (result.failed > 0) throw new Error(`baseline: ${result.failed} requests failed`);
-  say(
-    `  receiver ${count(result.perSecond)} req/s (${count(result.requests)} in ${
-      fixed(result.seconds)
-    } s; CPU cores: load client ${fixed(result.cpuCores)}, receiver ${coresText(receiverCores)})`,
-  );
-  return { ...result, receiverCores };
+interface Baseline {
+  /** The faster client's run: the receiver's rate. */
+  best: LoadRun;
+  runs: LoadRun[];
+}
+
+/** The receiver alone, driven by each load client in turn (in `order`); the faster counts. */
+async function baseline(
+  rx: Server,
+  control: ReceiverControl,
+  label: string,
+  order: LoadClient[],
+): Promise<Baseline> {
+  const runs: LoadRun[] = [];
+  for (const client of order) {
+    say(
+      `[1] ${label}: receiver alone, ${concurrency} ${client} loops of ${bodyBytes} B POSTs, ${baselineSeconds} s (+1 s warm-up)…`,
+    );
+    let meter: (() => (number | undefined)[]) | undefined;
+    const result = await runToEnd<Omit<LoadRun, "client" | "receiverCores">>(
+      here("./load_client.ts"),
+      [
+        `${rx.url}/hook`,
+        String(concurrency),
+        "1",
+        String(baselineSeconds),
+        client,
+        String(bodyBytes),
+      ],
+      (line) => {
+        if (line === "measuring") meter = cpuMeter([rx.pid]);
+      },
+    );
+    const [receiverCores] = meter?.() ?? [undefined];
+    if (result.failed > 0) throw new Error(`baseline: ${result.failed} requests failed`);
+    say(
+      `  receiver ${count(result.perSecond)} req/s (${count(result.requests)} in ${
+        fixed(result.seconds)
+      } s; CPU cores: load client ${fixed(result.cpuCores)}, receiver ${coresText(receiverCores)})`,
+    );
+    runs.push({ ...result, client, receiverCores });
+    await control.reset();
+  }
+  const best = runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+  return { best, runs };
+}
+
+/** Mean rate of one client over the baselines, or null when it did not run. */
+function clientRate(client: LoadClient, ...baselines: Baseline[]): number | null {
+  const rates = baselines.flatMap((b) => b.runs.filter((r) => r.client === client))
+    .map((r) => r.perSecond);
+  return rates.length ? round(rates.reduce((a, b) => a + b, 0) / rates.length) : null;
 }
 
 /** Produces `total` messages of `bodyBytes` to `topic`; every id, numbered. */
@@ -396,7 +433,7 @@ const rx = new ReceiverControl(receiver.url);
 let broker: Server | undefined;
 let failed = false;
 try {
-  const before = await baseline(receiver, "baseline before");
+  const before = await baseline(receiver, rx, "baseline before", loadClients);
   await rx.reset();
 
   broker = await startServer("the broker", here("../../runtime/main.ts"), {
@@ -476,13 +513,15 @@ try {
   );
   await rx.reset();
 
-  const after = await baseline(receiver, "baseline after");
+  const after = await baseline(receiver, rx, "baseline after", [...loadClients].reverse());
   await rx.reset();
-  const receiverRps = (before.perSecond + after.perSecond) / 2;
+  const receiverRps = (before.best.perSecond + after.best.perSecond) / 2;
   say(
     `  push ${count(pushRate)}/s vs receiver ${count(receiverRps)} req/s (mean of ${
-      count(before.perSecond)
-    } and ${count(after.perSecond)}): ratio ${fixed(pushRate / receiverRps)}`,
+      count(before.best.perSecond)
+    } (${before.best.client}) and ${count(after.best.perSecond)} (${after.best.client})): ratio ${
+      fixed(pushRate / receiverRps)
+    }`,
   );
 
   say(
@@ -551,13 +590,17 @@ try {
     load_client: loadClient,
     baseline_seconds: baselineSeconds,
     receiver_rps: round(receiverRps),
-    receiver_rps_before: round(before.perSecond),
-    receiver_rps_after: round(after.perSecond),
-    baseline_load_client_cpu_cores: round((before.cpuCores + after.cpuCores) / 2),
+    receiver_rps_before: round(before.best.perSecond),
+    receiver_rps_after: round(after.best.perSecond),
+    receiver_rps_client_before: before.best.client,
+    receiver_rps_client_after: after.best.client,
+    receiver_rps_fetch: clientRate("fetch", before, after),
+    receiver_rps_node_http: clientRate("node-http", before, after),
+    baseline_load_client_cpu_cores: round((before.best.cpuCores + after.best.cpuCores) / 2),
     baseline_receiver_cpu_cores: cores(
-      before.receiverCores === undefined || after.receiverCores === undefined
+      before.best.receiverCores === undefined || after.best.receiverCores === undefined
         ? undefined
-        : (before.receiverCores + after.receiverCores) / 2,
+        : (before.best.receiverCores + after.best.receiverCores) / 2,
     ),
     preload_msgs_per_s: round(backlog.perSecond),
     settle_s: settle ? round(settleS) : null,
