@@ -85,7 +85,22 @@ import {
   toWireMessage,
 } from "./wire.ts";
 
+/** What a replicated group's master asks of every client write (runtime/ha/node.ts). */
+export interface ReplicationGate {
+  /** Throws NOT_LEADER when this broker may not take writes now. */
+  checkWritable(): void;
+  /**
+   * Resolves, once the replication policy holds for the log below `endOffset`, with how
+   * many replicas hold it (this one included). Rejects with a BrokerError otherwise
+   * (REPLICATION_TIMEOUT, REPLICAS_NOT_AVAILABLE, NOT_LEADER): never a success that
+   * promises more than happened.
+   */
+  confirm(endOffset: number): Promise<number>;
+}
+
 export interface BrokerDeps {
+  /** Set for a master of a replicated group; absent for a broker on its own. */
+  replication?: ReplicationGate;
   config: BrokerConfig;
   files: FilePort;
   nowMs: () => number;
@@ -417,8 +432,15 @@ export class Broker implements BrokerClient {
       bornHost: LOOPBACK,
       storeHost: this.#storeHost,
     };
-    return this.store.putMessage(input).then(
-      (r): ProduceResult => ({
+    const gate = this.deps.replication;
+    const put = this.store.putMessage(input).catch((err) => {
+      throw fromStoreError(err);
+    });
+    const confirmed = gate
+      ? put.then(async (r) => ({ r, replicas: await gate.confirm(r.commitLogOffset + r.size) }))
+      : put.then((r) => ({ r, replicas: undefined }));
+    return confirmed.then(
+      ({ r, replicas }): ProduceResult => ({
         messageId,
         topic: topic.name,
         queueId,
@@ -427,11 +449,9 @@ export class Broker implements BrokerClient {
         commitLogOffset: r.commitLogOffset,
         storeTimestamp: r.storeTimestamp,
         durability: r.durability,
+        ...(replicas !== undefined ? { replicas } : {}),
         ...(deliverAt ? { deliverAt: deliverAt(r.storeTimestamp) } : {}),
       }),
-      (err) => {
-        throw fromStoreError(err);
-      },
     );
   }
 
@@ -465,6 +485,7 @@ export class Broker implements BrokerClient {
         "Cannot accept writes as the broker is shutting down",
       );
     }
+    this.deps.replication?.checkWritable();
     checkUserTopic(name);
     let topic = this.#topics.get(name);
     if (!topic) {

@@ -92,6 +92,34 @@ export interface BrokerConfig {
   /** Graceful shutdown gives held requests and flushes this long, ms. */
   shutdownGraceMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** "none": a broker on its own. "cluster": one replica of the group brokerName, master
+   * or slave by the lease in KV (kvPath must then be a KV Connect URL shared by all). */
+  haMode: "none" | "cluster";
+  /** RocketMQ's brokerId: unique within the group. */
+  brokerId: number;
+  /** Replication listener (TCP) address and port; 0 picks a free port. */
+  haHost: string;
+  haPort: number;
+  /** Host others reach this broker's replication port at; default haHost. */
+  haAdvertisedHost: string;
+  /** ASYNC: answer after local durability. SYNC: answer after inSyncReplicas hold it. */
+  replicationMode: "ASYNC" | "SYNC";
+  /** Replicas, the master included, that must hold a message before a SYNC answer. */
+  inSyncReplicas: number;
+  /** Lease TTL and clock-skew margin, ms (runtime/ha/lease_rules.ts). */
+  leaseTtlMs: number;
+  leaseSafetyMarginMs: number;
+  /** Longest a SYNC produce waits for replicas (slaveTimeout), ms. */
+  haSlaveTimeoutMs: number;
+  /** Replication heartbeat and silence limit (haSendHeartbeatInterval,
+   * haHousekeepingInterval), ms. */
+  haHeartbeatIntervalMs: number;
+  haHousekeepingIntervalMs: number;
+  /** A slave further behind than this is out of sync (haMaxGapNotInSync), bytes. */
+  haMaxGapNotInSync: number;
+  /** Slaves copy the master's metadata (topics, groups, offsets, subscriptions) this
+   * often, ms (RocketMQ's SlaveSynchronize). */
+  haMetadataSyncIntervalMs: number;
 }
 
 type Kind = "string" | "int" | "bool" | "json" | "list";
@@ -376,6 +404,73 @@ export const SETTINGS: Setting[] = [
   ),
 ];
 
+SETTINGS.push(
+  s(
+    "haMode",
+    "MQ_HA_MODE",
+    "string",
+    "none (a broker on its own) or cluster (a replica of brokerName, leader by KV lease). Default none.",
+  ),
+  s("brokerId", "MQ_BROKER_ID", "int", "Replica id, unique within the group. Default 0."),
+  s("haHost", "MQ_HA_HOST", "string", "Replication listen address. Default 127.0.0.1."),
+  s("haPort", "MQ_HA_PORT", "int", "Replication port (0 = any free port). Default 0."),
+  s(
+    "haAdvertisedHost",
+    "MQ_HA_ADVERTISED_HOST",
+    "string",
+    "Host peers reach the replication port at. Default haHost.",
+  ),
+  s(
+    "replicationMode",
+    "MQ_REPLICATION_MODE",
+    "string",
+    "ASYNC (answer after local durability) or SYNC (after inSyncReplicas hold it). Default ASYNC.",
+  ),
+  s(
+    "inSyncReplicas",
+    "MQ_IN_SYNC_REPLICAS",
+    "int",
+    "Replicas (master included) a SYNC produce waits for. Default 2.",
+  ),
+  s("leaseTtlMs", "MQ_LEASE_TTL_MS", "int", "Leadership lease TTL, ms. Default 10000."),
+  s(
+    "leaseSafetyMarginMs",
+    "MQ_LEASE_MARGIN_MS",
+    "int",
+    "Clock-skew margin: a master steps down this long before its lease ends, ms. Default 2000.",
+  ),
+  s(
+    "haSlaveTimeoutMs",
+    "MQ_HA_SLAVE_TIMEOUT_MS",
+    "int",
+    "Longest a SYNC produce waits for replicas, then 504 replication-timeout, ms. Default 3000.",
+  ),
+  s(
+    "haHeartbeatIntervalMs",
+    "MQ_HA_HEARTBEAT_MS",
+    "int",
+    "Replication heartbeat when idle, ms. Default 5000.",
+  ),
+  s(
+    "haHousekeepingIntervalMs",
+    "MQ_HA_HOUSEKEEPING_MS",
+    "int",
+    "A silent replication peer is dropped after, ms. Default 20000.",
+  ),
+  s(
+    "haMaxGapNotInSync",
+    "MQ_HA_MAX_GAP",
+    "int",
+    "A slave further behind is out of sync, bytes. Default 268435456 (256 MiB).",
+  ),
+  s(
+    "haMetadataSyncIntervalMs",
+    "MQ_HA_METADATA_SYNC_MS",
+    "int",
+    "Slaves copy topics, groups, offsets and subscriptions from the master every, ms. Default 3000.",
+  ),
+);
+
 function s(path: string, env: string, kind: Kind, doc: string): Setting {
   const flag = "--" + path.replace(/^store\./, "").replace(/[A-Z]/g, (c) => "-" + c.toLowerCase());
   return { path, env, flag, kind, doc };
@@ -436,6 +531,20 @@ export function defaultBrokerConfig(dataDir = "./data"): BrokerConfig {
     timerCheckpointIntervalMs: 1000,
     shutdownGraceMs: 10_000,
     logLevel: "info",
+    haMode: "none",
+    brokerId: 0,
+    haHost: "127.0.0.1",
+    haPort: 0,
+    haAdvertisedHost: "",
+    replicationMode: "ASYNC",
+    inSyncReplicas: 2,
+    leaseTtlMs: 10_000,
+    leaseSafetyMarginMs: 2_000,
+    haSlaveTimeoutMs: 3000,
+    haHeartbeatIntervalMs: 5000,
+    haHousekeepingIntervalMs: 20_000,
+    haMaxGapNotInSync: 256 * 1024 * 1024,
+    haMetadataSyncIntervalMs: 3000,
   };
 }
 
@@ -488,6 +597,7 @@ export function loadBrokerConfig(
   }
   if (!config.kvPath) config.kvPath = `${dataDir}/kv.sqlite`;
   if (!config.advertisedAddress) config.advertisedAddress = `${config.host}:${config.port}`;
+  if (!config.haAdvertisedHost) config.haAdvertisedHost = config.haHost;
   validate(config);
   return config;
 }
@@ -536,6 +646,20 @@ function validate(c: BrokerConfig) {
   if (c.pullWaitMsMax < 0 || c.pullWaitMsMax > 60_000) {
     throw new ConfigError(
       `pullWaitMsMax must be 0-60000 ms (Bun closes idle requests after 255 s at most)`,
+    );
+  }
+  if (c.haMode !== "none" && c.haMode !== "cluster") {
+    throw new ConfigError(`haMode must be none or cluster`);
+  }
+  if (c.replicationMode !== "ASYNC" && c.replicationMode !== "SYNC") {
+    throw new ConfigError(`replicationMode must be ASYNC or SYNC`);
+  }
+  if (!Number.isInteger(c.inSyncReplicas) || c.inSyncReplicas < 1) {
+    throw new ConfigError(`inSyncReplicas must be an integer >= 1 (the master counts as one)`);
+  }
+  if (c.haMode === "cluster" && !/^https?:\/\//.test(c.kvPath)) {
+    throw new ConfigError(
+      `haMode cluster needs kvPath to be a KV Connect URL shared by the group (a local KV file cannot be shared)`,
     );
   }
   if (!Array.isArray(c.apiKeys)) throw new ConfigError(`apiKeys must be a list`);

@@ -10,6 +10,21 @@ import { Broker } from "./broker.ts";
 import type { Platform } from "./platform/platform.ts";
 import { createApp } from "../functions/app.ts";
 import { startRouteRegistration } from "./route_registry.ts";
+import { HaNode } from "./ha/node.ts";
+import { type KvPort, openKv } from "./kv/kv_port.ts";
+import { createServer } from "node:net";
+
+/** A free TCP port on `host` (the replication port must be known before the lease names it). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 async function pickPlatform(): Promise<Platform> {
   // Feature test, not name test: the bun test shim defines a Deno object without serve.
@@ -58,7 +73,7 @@ async function main() {
       return 0;
     }
   };
-  const broker = new Broker({
+  const deps = {
     config,
     files: platform.files,
     nowMs,
@@ -67,10 +82,17 @@ async function main() {
     pid: process.pid,
     random: Math.random,
     diskUsedRatio,
-  });
-  await broker.start();
+  };
+  // On its own, one Broker for the life of the process; in a replicated group, the HaNode
+  // (started once the HTTP address is known) says which Broker, if any, serves clients.
+  const broker = config.haMode === "none" ? new Broker(deps) : undefined;
+  await broker?.start();
+  let node: HaNode | undefined;
   const app = await createApp({
-    broker: { get: () => Promise.resolve(broker), failed: () => {} },
+    broker: {
+      get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
+      failed: () => {},
+    },
     apiKeys: config.apiKeys,
     limits: {
       maxMessageSize: config.store.maxMessageSize,
@@ -83,8 +105,12 @@ async function main() {
       userPropertiesMax: config.userPropertiesMax,
     },
     log,
-    metrics: () => broker.metrics(),
+    metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
   });
+  const haStatus = (req: Request) =>
+    node !== undefined && req.method === "GET" && new URL(req.url).pathname === "/v1/ha/status"
+      ? Response.json(node.status())
+      : undefined;
   const server = await platform.serve({
     hostname: config.host,
     port: config.port,
@@ -92,11 +118,25 @@ async function main() {
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: 1024 * 1024 * 1024,
-  }, app.fetch);
+  }, (req) => haStatus(req) ?? app.fetch(req));
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;
-  const routes = await startRouteRegistration({ config, address, broker, log, nowMs });
+  let kv: KvPort | undefined;
+  if (!broker) {
+    kv = await openKv(config.kvPath, { accessToken: config.kvAccessToken });
+    const haPort = config.haPort || await freePort(config.haHost);
+    node = new HaNode({
+      ...deps,
+      kv,
+      httpAddress: address,
+      haAddress: { host: config.haAdvertisedHost, port: haPort },
+    });
+    await node.start();
+  }
+  const routes = broker
+    ? await startRouteRegistration({ config, address, broker, log, nowMs })
+    : undefined;
   log("info", "broker listening", {
     address,
     dataDir: config.dataDir,
@@ -122,10 +162,17 @@ async function main() {
       });
       process.exit(1);
     }, config.shutdownGraceMs);
-    broker.drain();
+    broker?.drain();
+    node?.drain();
     await server.close();
-    await routes.stop();
-    await broker.close();
+    await routes?.stop();
+    await broker?.close();
+    if (node) {
+      await node.stop();
+      // A KV client retries for as long as the KV is down: bound the wait, exit anyway.
+      await Promise.race([node.whenStoreIdle(), new Promise((r) => setTimeout(r, 2000))]);
+      kv?.close();
+    }
     clearTimeout(force);
     log("info", "stopped cleanly");
     process.stdout.write(JSON.stringify({ event: "stopped", pid: process.pid }) + "\n");

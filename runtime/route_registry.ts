@@ -11,7 +11,9 @@ import { openKv } from "./kv/kv_port.ts";
 import { encodeRoute, type RouteEntry, ROUTES_PREFIX } from "./protocol/routes.ts";
 
 export interface RouteRegistration {
-  stop(): Promise<void>;
+  /** Ends the heartbeat; removes the entry unless `remove` is false (a replicated group's
+   * deposed master must not delete its successor's entry). */
+  stop(options?: { remove?: boolean }): Promise<void>;
 }
 
 export async function startRouteRegistration(options: {
@@ -20,16 +22,21 @@ export async function startRouteRegistration(options: {
   broker: { topicConfigs(): TopicConfig[] };
   log: Logger;
   nowMs: () => number;
+  /** Leadership epoch of this master (fencing token for route readers); 0 on its own. */
+  epoch?: number;
+  /** Checked before every write: a master that lost its lease stops registering. */
+  stillValid?: () => boolean;
 }): Promise<RouteRegistration> {
   const { config, log } = options;
   const kv = await openKv(config.kvPath, { accessToken: config.kvAccessToken });
   const key = [...ROUTES_PREFIX, config.brokerClusterName, config.brokerName];
   const register = async () => {
+    if (options.stillValid && !options.stillValid()) return;
     const entry: RouteEntry = {
       cluster: config.brokerClusterName,
       brokerName: config.brokerName,
       address: options.address,
-      epoch: 0,
+      epoch: options.epoch ?? 0,
       topics: options.broker.topicConfigs().map((
         { name, readQueueNums, writeQueueNums, perm },
       ) => ({ name, readQueueNums, writeQueueNums, perm })),
@@ -45,12 +52,14 @@ export async function startRouteRegistration(options: {
     );
   }, config.routeHeartbeatMs);
   return {
-    async stop() {
+    async stop({ remove = true } = {}) {
       clearInterval(timer);
       await running;
-      await kv.delete(key).catch((err) =>
-        log("warn", "route removal failed", { err: String(err) })
-      );
+      if (remove) {
+        await kv.delete(key).catch((err) =>
+          log("warn", "route removal failed", { err: String(err) })
+        );
+      }
       kv.close();
     },
   };

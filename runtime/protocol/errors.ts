@@ -153,6 +153,21 @@ export const PROBLEMS = {
     type: "/problems/flush-timeout",
     title: "Durability not confirmed in time",
   },
+  /** SYNC replication: the master wrote the message but too few replicas confirmed it in
+   * time (RocketMQ FLUSH_SLAVE_TIMEOUT, 12). It may still be delivered: retry with an
+   * Idempotency-Key. */
+  REPLICATION_TIMEOUT: {
+    status: 504,
+    type: "/problems/replication-timeout",
+    title: "Replication not confirmed in time",
+  },
+  /** SYNC replication: fewer in-sync replicas than inSyncReplicas (RocketMQ
+   * SLAVE_NOT_AVAILABLE, 13); nothing was promised. */
+  REPLICAS_NOT_AVAILABLE: {
+    status: 503,
+    type: "/problems/replicas-not-available",
+    title: "Not enough in-sync replicas",
+  },
 } as const;
 
 export type ProblemCode = keyof typeof PROBLEMS;

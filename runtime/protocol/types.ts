@@ -30,6 +30,9 @@ export interface ProduceResult {
   commitLogOffset: number;
   storeTimestamp: number;
   durability: Durability;
+  /** Replicas known to hold the message, this broker included: set by a broker in a
+   * replicated group (SYNC replication waits for inSyncReplicas; ASYNC reports 1). */
+  replicas?: number;
   /** Set for a scheduled message: when it will be delivered (epoch ms). Its queueOffset is
    * -1 until then: the offset in the real queue is assigned at delivery. */
   deliverAt?: number;
