@@ -363,7 +363,7 @@ export class HaNode {
     }
     const { config, log } = this.#d;
     const started = performance.now();
-    let parts: MasterParts | undefined;
+    const ref: { parts?: MasterParts } = {};
     const broker = new Broker({
       config,
       files: this.#d.files,
@@ -373,7 +373,7 @@ export class HaNode {
       pid: this.#d.pid,
       random: this.#d.random,
       diskUsedRatio: this.#d.diskUsedRatio,
-      replication: this.#gate(() => parts),
+      replication: this.#gate(() => ref.parts),
     });
     await broker.start();
     await this.#epochs.clipTo(broker.store.maxPhysicalOffset);
@@ -392,7 +392,8 @@ export class HaNode {
       },
     });
     await master.start();
-    parts = { epoch, broker, master, routes: undefined };
+    const parts: MasterParts = { epoch, broker, master, routes: undefined };
+    ref.parts = parts;
     this.#master = parts;
     this.#inSync = true;
     this.#role = "master";
