@@ -129,6 +129,8 @@ type EntryState = "waiting" | "inflight" | "settled";
 interface Entry {
   offset: number;
   record: MessageRecord;
+  /** messageIdOf(record): the webhook-id of every attempt. */
+  id: string;
   key: string;
   state: EntryState;
   /** Failed attempts made in place (ordered mode). */
@@ -276,9 +278,17 @@ class Runner {
 
   #refill(cursor: Cursor) {
     const { store } = this.deps;
+    const readAhead = this.deps.settings.webhookReadAheadPerQueue;
+    // Every settle pumps; reading then would fetch the one message that left the window,
+    // a CQ read and a CommitLog read per delivery. Waiting for half the window (at most a
+    // batch) to drain makes each read a batch, and the window still holds far more than
+    // maxConcurrency entries.
+    const lowWater = Math.max(1, Math.min(REFILL_BATCH, Math.ceil(readAhead / 2)));
     for (let i = 0; i < REFILLS_PER_PUMP; i++) {
-      const room = this.deps.settings.webhookReadAheadPerQueue - cursor.window.length;
-      if (room <= 0) return;
+      const room = readAhead - cursor.window.length;
+      if (room < lowWater) return;
+      // Caught up: nothing to read until arriving() pumps again.
+      if (cursor.next === store.getMaxOffsetInQueue(cursor.topic, cursor.queueId)) return;
       const max = Math.min(room, REFILL_BATCH);
       const got = store.getMessage(cursor.topic, cursor.queueId, cursor.next, {
         maxMsgNums: max,
@@ -305,6 +315,7 @@ class Runner {
         cursor.window.push({
           offset: m.queueOffset,
           record: m.record,
+          id: messageIdOf(m.record),
           key: this.sub.ordered
             ? m.record.properties.get(PROPERTY_SHARDING_KEY) ?? ""
             : String(m.queueOffset),
@@ -371,7 +382,7 @@ class Runner {
   #request(cursor: Cursor, entry: Entry, attempt: number, nowMs: number): WebhookRequest {
     const record = entry.record;
     const props = record.properties;
-    const id = messageIdOf(record);
+    const id = entry.id;
     const timestamp = Math.floor(nowMs / 1000);
     const headers: Record<string, string> = {
       ...this.sub.headers,
@@ -418,7 +429,7 @@ class Runner {
     const log = (outcome: DeliveryOutcome) =>
       this.service.log.add({
         group: this.sub.group,
-        messageId: messageIdOf(entry.record),
+        messageId: entry.id,
         topic: cursor.retry
           ? entry.record.properties.get(PROPERTY_RETRY_TOPIC) ?? cursor.topic
           : cursor.topic,
@@ -540,7 +551,7 @@ class Runner {
         type: "message.dead_lettered",
         group: this.sub.group,
         topic: entry.record.properties.get(PROPERTY_RETRY_TOPIC) ?? entry.record.topic,
-        messageId: messageIdOf(entry.record),
+        messageId: entry.id,
         attempts: reconsumeTimes,
         at: this.deps.nowMs(),
       });
