@@ -56,12 +56,14 @@ export function createEgress(
   };
 
   const transport: WebhookTransport = async (req) => {
-    const target = checkWebhookUrl(req.url, policy);
+    // Checked once per URL (the policy is fixed for the client's life); the address is
+    // resolved (cached) and vetted on every delivery, here and again in postPinned.
+    const target = client.checkTarget(req.url);
     if (!target.ok) throw target.error;
     const vetted = await resolveAndVet(target.host, policy, resolver);
     if (!vetted.ok) throw vetted.error;
     const outcome = await client.postPinned({
-      url: target.url,
+      url: req.url,
       address: vetted.address,
       body: req.body,
       headers: req.headers,

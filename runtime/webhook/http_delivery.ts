@@ -14,7 +14,14 @@
 import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
-import { checkWebhookUrl, type EgressPolicy, vetAddress, type VettedAddress } from "./ssrf.ts";
+import {
+  type Checked,
+  checkWebhookUrl,
+  type EgressPolicy,
+  vetAddress,
+  type VettedAddress,
+  type WebhookTarget,
+} from "./ssrf.ts";
 
 /** Connecting (TCP, and the TLS handshake for https) may take this long, ms. */
 export const WEBHOOK_CONNECT_TIMEOUT_MS_DEFAULT = 5_000;
@@ -31,6 +38,10 @@ export const WEBHOOK_CONNECTIONS_PER_ADDRESS_MAX_DEFAULT = 64;
 /** An idle pooled connection is closed after this, ms: below the 5 s keep-alive timeout of
  * Node's server, so we seldom write into a connection the receiver is closing. */
 export const WEBHOOK_IDLE_CONNECTION_MS_DEFAULT = 4_000;
+/** Checked URLs a client remembers (about one per subscription); the oldest go first past
+ * this. A URL's check depends only on the URL and the client's policy, which never changes,
+ * so a remembered result is the result a new check would give. */
+export const WEBHOOK_TARGETS_CACHED_MAX_DEFAULT = 4096;
 /** Response header values kept, characters each (they go to a log). */
 const KEPT_HEADER_CHARS_MAX = 256;
 /** Response headers a delivery log or retry policy needs; the rest are dropped. */
@@ -124,6 +135,16 @@ export type PostOutcome = PostResponse | PostFailure;
 
 const NOT_OURS = new Set(["host", "content-length", "connection", "transfer-encoding"]);
 
+/** A URL that passed checkWebhookUrl under the client's policy, with what every request to
+ * it needs, worked out once. */
+export interface PreparedTarget extends WebhookTarget {
+  readonly isHttps: boolean;
+  /** Request target: path and query. */
+  readonly path: string;
+  /** SNI and certificate name for https to a name; undefined otherwise. */
+  readonly servername: string | undefined;
+}
+
 /** What one Attempt needs from its client. */
 interface AttemptSettings {
   readonly connectTimeoutMs: number;
@@ -146,6 +167,7 @@ export class WebhookHttpClient {
   /** Every socket handed to a request, with a promise of its close. */
   readonly #sockets = new Map<Socket, Promise<void>>();
   readonly #inflight = new Set<Attempt>();
+  readonly #targets = new Map<string, Checked<PreparedTarget>>();
   #closed = false;
 
   constructor(options: WebhookHttpClientOptions) {
@@ -173,6 +195,19 @@ export class WebhookHttpClient {
     };
   }
 
+  /** checkWebhookUrl(href) under this client's policy, remembered per href. */
+  checkTarget(href: string): Checked<PreparedTarget> {
+    const hit = this.#targets.get(href);
+    if (hit !== undefined) return hit;
+    const checked = checkWebhookUrl(href, this.#policy);
+    const prepared: Checked<PreparedTarget> = checked.ok ? prepare(checked) : checked;
+    if (this.#targets.size >= WEBHOOK_TARGETS_CACHED_MAX_DEFAULT) {
+      this.#targets.delete(this.#targets.keys().next().value!);
+    }
+    this.#targets.set(href, prepared);
+    return prepared;
+  }
+
   /** POSTs `body` to `url` over a connection to `address`; never throws for the network. */
   postPinned(request: PinnedPostRequest): Promise<PostOutcome> {
     const nowMs = this.#settings.nowMs;
@@ -186,14 +221,15 @@ export class WebhookHttpClient {
     if (this.#closed) return refused("aborted", "Cannot POST: the webhook client is closed");
     if (request.signal?.aborted) return refused("aborted", "Cannot POST: aborted before start");
     // Registration checked the URL and resolveAndVet the address; both are checked again
-    // because the policy may have tightened since, and the pair must belong together.
+    // (the URL under this client's policy, which registration may not have used) and the
+    // address on every request, so the pair must belong together.
     const href = request.url instanceof URL ? request.url.href : request.url;
-    const target = checkWebhookUrl(href, this.#policy);
+    const target = this.checkTarget(href);
     if (!target.ok) return refused("refused-url", target.error.message, target.error);
     const vetted = vetAddress(target.host, request.address.address, this.#policy);
     if (!vetted.ok) return refused("refused-address", vetted.error.message, vetted.error);
     return new Promise((resolve) => {
-      const attempt = new Attempt(this.#settings, target.url, target.host, vetted.address);
+      const attempt = new Attempt(this.#settings, target, vetted.address);
       this.#inflight.add(attempt);
       attempt.send(request, startMs, (outcome) => {
         this.#inflight.delete(attempt);
@@ -225,7 +261,6 @@ export class WebhookHttpClient {
 
 /** One request's state machine: connect deadline, total deadline, abort, capped read. */
 class Attempt {
-  readonly #origin: string;
   #input!: PinnedPostRequest;
   #startMs = 0;
   #resolve!: (outcome: PostOutcome) => void;
@@ -238,13 +273,9 @@ class Attempt {
 
   constructor(
     readonly settings: AttemptSettings,
-    readonly url: URL,
-    readonly host: string,
+    readonly target: PreparedTarget,
     readonly address: VettedAddress,
-  ) {
-    const shown = address.family === 6 ? `[${address.address}]` : address.address;
-    this.#origin = `${url.protocol}//${url.host} via ${shown}`;
-  }
+  ) {}
 
   send(input: PinnedPostRequest, startMs: number, resolve: (outcome: PostOutcome) => void): void {
     this.#input = input;
@@ -254,12 +285,15 @@ class Attempt {
     const body = typeof this.#input.body === "string"
       ? new TextEncoder().encode(this.#input.body)
       : this.#input.body;
-    const isHttps = this.url.protocol === "https:";
+    const target = this.target;
+    const isHttps = target.isHttps;
     const headers: Record<string, string> = { "user-agent": s.userAgent };
-    for (const [name, value] of Object.entries(this.#input.headers ?? {})) {
-      if (!NOT_OURS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    const given = this.#input.headers;
+    for (const name in given) {
+      const lower = name.toLowerCase();
+      if (!NOT_OURS.has(lower)) headers[lower] = given[name];
     }
-    headers["host"] = this.url.host;
+    headers["host"] = target.url.host;
     headers["content-length"] = String(body.byteLength);
     const totalMs = this.#input.totalTimeoutMs ?? s.totalTimeoutMs;
     this.#totalTimer = setTimeout(
@@ -271,14 +305,14 @@ class Attempt {
       method: "POST",
       host: this.address.address,
       family: this.address.family,
-      port: Number(this.url.port || (isHttps ? 443 : 80)),
-      path: `${this.url.pathname}${this.url.search}`,
+      port: target.port,
+      path: target.path,
       headers,
       agent: isHttps ? s.httpsAgent : s.httpAgent,
       maxHeaderSize: s.responseHeaderBytesMax,
       // The name for SNI and the certificate check; an IP literal URL sends no SNI. One
       // object shape for every request keeps node:http's property loads monomorphic.
-      servername: isHttps && !isIpLiteral(this.host) ? this.host : undefined,
+      servername: target.servername,
       // `host` is an IP, so no runtime should resolve; if one does, it gets the pin.
       lookup: pinnedLookup(this.address),
     };
@@ -365,11 +399,17 @@ class Attempt {
     if (this.#settled) return;
     const error = new WebhookDeliveryError(
       code,
-      `Cannot POST to ${this.#origin}: ${reason}`,
+      `Cannot POST to ${this.#origin()}: ${reason}`,
       cause === undefined ? {} : { cause },
     );
     this.#settle({ ok: false, error, latencyMs: this.settings.nowMs() - this.#startMs });
     this.#request?.destroy(error);
+  }
+
+  #origin(): string {
+    const { address, family } = this.address;
+    const shown = family === 6 ? `[${address}]` : address;
+    return `${this.target.url.protocol}//${this.target.url.host} via ${shown}`;
   }
 
   #settle(outcome: PostOutcome): void {
@@ -430,6 +470,16 @@ function pinnedLookup(address: VettedAddress) {
   return (_host: string, options: { all?: boolean }, callback: LookupCallback) => {
     if (options?.all) callback(null, [{ address: address.address, family: address.family }]);
     else callback(null, address.address, address.family);
+  };
+}
+
+function prepare(target: { readonly ok: true } & WebhookTarget): { ok: true } & PreparedTarget {
+  const isHttps = target.url.protocol === "https:";
+  return {
+    ...target,
+    isHttps,
+    path: `${target.url.pathname}${target.url.search}`,
+    servername: isHttps && !isIpLiteral(target.host) ? target.host : undefined,
   };
 }
 

@@ -188,6 +188,8 @@ export interface ResolvedAddress {
 /** Resolves a host name to all its A and AAAA answers; injected so tests need no DNS. */
 export interface Resolver {
   lookup(host: string): Promise<readonly ResolvedAddress[]>;
+  /** Answers already at hand and still fresh (a cache), without waiting; else undefined. */
+  cached?(host: string): readonly ResolvedAddress[] | undefined;
 }
 
 /**
@@ -218,9 +220,18 @@ export interface CachingResolverOptions {
 export function createCachingResolver(inner: Resolver, options: CachingResolverOptions): Resolver {
   const cacheMs = options.cacheMs ?? DNS_CACHE_MS_DEFAULT;
   const entriesMax = options.entriesMax ?? DNS_CACHE_ENTRIES_MAX_DEFAULT;
-  type Entry = { expiresMs: number; answers: Promise<readonly ResolvedAddress[]> };
+  type Entry = {
+    expiresMs: number;
+    answers: Promise<readonly ResolvedAddress[]>;
+    /** The answers once they came. */
+    settled: readonly ResolvedAddress[] | undefined;
+  };
   const entries = new Map<string, Entry>();
   return {
+    cached(host) {
+      const hit = entries.get(host);
+      return hit !== undefined && hit.expiresMs > options.nowMs() ? hit.settled : undefined;
+    },
     lookup(host) {
       const nowMs = options.nowMs();
       const hit = entries.get(host);
@@ -228,9 +239,11 @@ export function createCachingResolver(inner: Resolver, options: CachingResolverO
       entries.delete(host);
       if (entries.size >= entriesMax) entries.delete(entries.keys().next().value!);
       const answers = inner.lookup(host);
-      const entry = { expiresMs: nowMs + cacheMs, answers };
+      const entry: Entry = { expiresMs: nowMs + cacheMs, answers, settled: undefined };
       entries.set(host, entry);
-      answers.catch(() => {
+      answers.then((settled) => {
+        entry.settled = settled;
+      }, () => {
         if (entries.get(host) === entry) entries.delete(host);
       });
       return answers;
@@ -258,15 +271,19 @@ export async function resolveAndVet(
   const literal = parseHost(host.includes(":") ? `[${host}]` : host);
   if (!literal.ok) return literal;
   if (literal.ip !== undefined) return vetAddress(literal.host, literal.host, policy);
-  let answers: readonly ResolvedAddress[];
-  try {
-    answers = await withDeadline(
-      resolver.lookup(literal.host),
-      options.dnsTimeoutMs ?? DNS_TIMEOUT_MS_DEFAULT,
-    );
-  } catch (cause) {
-    const why = cause instanceof DeadlineError ? "timed out" : "failed";
-    return { ok: false, error: dnsFailed(`Resolving ${literal.host} ${why}`, cause) };
+  // A fresh cached answer needs no deadline (a timer per delivery); it is vetted below
+  // like any other.
+  let answers = resolver.cached?.(literal.host);
+  if (answers === undefined) {
+    try {
+      answers = await withDeadline(
+        resolver.lookup(literal.host),
+        options.dnsTimeoutMs ?? DNS_TIMEOUT_MS_DEFAULT,
+      );
+    } catch (cause) {
+      const why = cause instanceof DeadlineError ? "timed out" : "failed";
+      return { ok: false, error: dnsFailed(`Resolving ${literal.host} ${why}`, cause) };
+    }
   }
   if (answers.length === 0) {
     return { ok: false, error: dnsFailed(`Resolving ${literal.host} gave no address`) };
