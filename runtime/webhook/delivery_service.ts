@@ -36,7 +36,7 @@ import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC } from "../schedule_service.ts";
 import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC } from "../timer_service.ts";
 import { PROPERTY_CONTENT_TYPE, PROPERTY_SHARDING_KEY } from "../wire.ts";
 import { DeliveryLog } from "./delivery_log.ts";
-import { maskSecret, secretKey, signatureHeader } from "./signing.ts";
+import { maskSecret, secretKey, signatureHeader, SigningKey } from "./signing.ts";
 
 /** Where a retried copy came from, so its headers name the original queue and offset. */
 export const PROPERTY_ORIGIN_QUEUE_ID = "ORIGIN_QUEUE_ID";
@@ -160,7 +160,7 @@ class Cursor {
 /** One subscription's delivery loop. Stopped for pause, disable, replay, delete, shutdown. */
 class Runner {
   readonly cursors: Cursor[] = [];
-  readonly keys: Uint8Array[];
+  readonly keys: SigningKey[];
   readonly tags: Set<string> | undefined;
   readonly stats = { delivered: 0, failedAttempts: 0, retried: 0, deadLettered: 0 };
   inFlight = 0;
@@ -181,7 +181,7 @@ class Runner {
     private readonly deps: WebhookDeps,
     private readonly service: WebhookService,
   ) {
-    this.keys = sub.secrets.map(secretKey);
+    this.keys = sub.secrets.map((s) => new SigningKey(secretKey(s)));
     this.tags = deps.parseTags(sub.tags);
     this.#tokens = sub.ratePerSec;
     this.#tokensAt = deps.nowMs();
