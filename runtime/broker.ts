@@ -77,6 +77,7 @@ import { IdempotencyCache } from "./idempotency.ts";
 import { type StoredSubscription, WebhookService } from "./webhook/delivery_service.ts";
 import { normalizeSubscription, SubscriptionRepo } from "./webhook/subscriptions.ts";
 import { createEgress, type WebhookEgress } from "./webhook/egress.ts";
+import { encodeSnapshot, exportMetadata } from "./ha/metadata_sync.ts";
 import {
   fromStoreError,
   parseTagExpression,
@@ -99,6 +100,9 @@ export interface ReplicationGate {
 }
 
 export interface BrokerDeps {
+  /** A store already open and started (a slave's, promoted): used as is. Default: the
+   * broker opens one on config.store. */
+  store?: MessageStore;
   /** Set for a master of a replicated group; absent for a broker on its own. */
   replication?: ReplicationGate;
   config: BrokerConfig;
@@ -141,7 +145,7 @@ export class Broker implements BrokerClient {
 
   constructor(private readonly deps: BrokerDeps) {
     this.config = deps.config;
-    this.store = new MessageStore({
+    this.store = deps.store ?? new MessageStore({
       files: deps.files,
       config: deps.config.store,
       nowMs: deps.nowMs,
@@ -179,10 +183,12 @@ export class Broker implements BrokerClient {
   async start(): Promise<void> {
     const { config, files, log } = this.deps;
     files.mkdirp(config.dataDir);
-    const started = this.deps.nowMs();
-    const report = await this.store.open();
-    log("info", "store recovered", { ...report, ms: this.deps.nowMs() - started });
-    this.store.start();
+    if (!this.deps.store) {
+      const started = this.deps.nowMs();
+      const report = await this.store.open();
+      log("info", "store recovered", { ...report, ms: this.deps.nowMs() - started });
+      this.store.start();
+    }
     this.schedule = new ScheduleService(this.store, {
       dataDir: config.dataDir,
       nowMs: this.deps.nowMs,
@@ -275,6 +281,23 @@ export class Broker implements BrokerClient {
     // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
     this.#expireTimer = setInterval(() => this.membership.expire(this.deps.nowMs()), 5000);
     (this.#expireTimer as { unref?: () => void }).unref?.();
+  }
+
+  /** Every replicated metadata table (topics, groups, offsets, subscriptions, schedules),
+   * for the group's slaves (runtime/ha/metadata_sync.ts). */
+  async metadataSnapshot(): Promise<Uint8Array> {
+    if (!this.#metadataHandle || this.#closed) {
+      throw new BrokerError(
+        "BROKER_UNAVAILABLE",
+        "Cannot export metadata: the broker is not running",
+      );
+    }
+    return encodeSnapshot(
+      await exportMetadata(this.#metadataHandle.db, {
+        offsets: this.#offsets,
+        nowMs: this.deps.nowMs,
+      }),
+    );
   }
 
   /** First step of a graceful stop: answer held pulls now and refuse new writes. */

@@ -10,7 +10,15 @@ import { Broker } from "./broker.ts";
 import type { Platform } from "./platform/platform.ts";
 import { createApp } from "../functions/app.ts";
 import { startRouteRegistration } from "./route_registry.ts";
-import { HaNode } from "./ha/node.ts";
+import { HaNode, METADATA_SNAPSHOT_PATH } from "./ha/node.ts";
+import { BrokerError } from "./protocol/errors.ts";
+
+function problem(err: BrokerError): Response {
+  return Response.json(err.toProblem(), {
+    status: err.status,
+    headers: { "content-type": "application/problem+json" },
+  });
+}
 import { type KvPort, openKv } from "./kv/kv_port.ts";
 import { createServer } from "node:net";
 
@@ -107,10 +115,29 @@ async function main() {
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
   });
-  const haStatus = (req: Request) =>
-    node !== undefined && req.method === "GET" && new URL(req.url).pathname === "/v1/ha/status"
-      ? Response.json(node.status())
-      : undefined;
+  // A replicated group's own routes: who leads (open, no secrets) and the metadata a slave
+  // copies (admin only: it holds webhook secrets).
+  const haRoutes = (req: Request): Response | Promise<Response> | undefined => {
+    if (node === undefined || req.method !== "GET") return undefined;
+    const path = new URL(req.url).pathname;
+    if (path === "/v1/ha/status") return Response.json(node.status());
+    if (path !== METADATA_SNAPSHOT_PATH) return undefined;
+    const token = req.headers.get("authorization")?.replace(/^Bearer\s+/i, "");
+    const admins = config.apiKeys.filter((k) => k.admin);
+    if (config.apiKeys.length > 0 && !admins.some((k) => k.key === token)) {
+      return problem(new BrokerError("FORBIDDEN", "Copying metadata needs an admin API key"));
+    }
+    return node.metadataSnapshot().then(
+      (bytes) =>
+        new Response(bytes as Uint8Array<ArrayBuffer>, {
+          headers: { "content-type": "application/json" },
+        }),
+      (err) =>
+        problem(
+          err instanceof BrokerError ? err : new BrokerError("BROKER_UNAVAILABLE", String(err)),
+        ),
+    );
+  };
   const server = await platform.serve({
     hostname: config.host,
     port: config.port,
@@ -118,7 +145,7 @@ async function main() {
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: 1024 * 1024 * 1024,
-  }, (req) => haStatus(req) ?? app.fetch(req));
+  }, (req) => haRoutes(req) ?? app.fetch(req));
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;

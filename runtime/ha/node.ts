@@ -36,6 +36,8 @@ import type { ReplicationConfig } from "./replication_config.ts";
 import { ReplicationError } from "./replication_errors.ts";
 import { ReplicationMaster } from "./replication_master.ts";
 import { type MasterAddress, ReplicationSlave } from "./replication_slave.ts";
+import { importMetadata, MetadataFollower } from "./metadata_sync.ts";
+import { type MetadataDbHandle, openMetadataDb } from "../../storage/metadata/sqlite.ts";
 
 export interface HaNodeDeps {
   config: BrokerConfig;
@@ -52,10 +54,10 @@ export interface HaNodeDeps {
   httpAddress: string;
   /** host:port of this broker's replication listener (fixed for the process). */
   haAddress: { host: string; port: number };
-  /** Starts copying the master's metadata into this replica's folder; the node stops it
-   * before it becomes master. Optional: without it, topics and offsets are not copied. */
-  followMetadata?: (master: { httpAddress: string }) => { stop(): Promise<void> };
 }
+
+/** Where a slave fetches its master's metadata (GET, admin rights when keys are set). */
+export const METADATA_SNAPSHOT_PATH = "/v1/internal/ha/metadata";
 
 export type HaRole = "starting" | "slave" | "master" | "changing" | "stopped";
 
@@ -89,6 +91,7 @@ export function parseNodeAddress(
 
 interface SlaveParts {
   store: MessageStore;
+  db: MetadataDbHandle;
   slave: ReplicationSlave | undefined;
   metadata: { stop(): Promise<void> } | undefined;
   /** Lease record (owner, epoch) the slave follows. */
@@ -356,9 +359,11 @@ export class HaNode {
     if (this.#master?.epoch === epoch && this.#role === "master") return; // renewed hold
     await this.#stopMaster();
     this.#role = "changing";
-    await this.#stopSlave();
+    // The slave's store is open and recovered: the Broker takes it over as it is.
+    const store = await this.#stopSlave({ keepStore: true });
     if (!this.#keeper.isLeader() || this.#keeper.epoch !== epoch) {
       // Lost again while the slave parts were stopping: follow instead.
+      await store?.close();
       return await this.#becomeSlave(this.#keeper.lastSeenRecord());
     }
     const { config, log } = this.#d;
@@ -373,6 +378,7 @@ export class HaNode {
       pid: this.#d.pid,
       random: this.#d.random,
       diskUsedRatio: this.#d.diskUsedRatio,
+      store,
       replication: this.#gate(() => ref.parts),
     });
     await broker.start();
@@ -449,7 +455,8 @@ export class HaNode {
     await store.open();
     store.start();
     await this.#epochs.clipTo(store.maxPhysicalOffset);
-    this.#slave = { store, slave: undefined, metadata: undefined, following: undefined };
+    const db = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
+    this.#slave = { store, db, slave: undefined, metadata: undefined, following: undefined };
     this.#role = "slave";
     this.#follow(record);
     log("info", "following as slave", {
@@ -479,8 +486,6 @@ export class HaNode {
         config: this.#replicationConfig(),
         log: this.#d.log,
         fenceEpoch: record.epoch,
-        onError: (err) =>
-          this.#d.log("warn", "replication session ended", { code: err.code, err: err.message }),
       });
       s.slave.start();
     } else {
@@ -488,34 +493,98 @@ export class HaNode {
       s.slave.setMaster(address.ha);
     }
     void s.metadata?.stop();
-    s.metadata = this.#d.followMetadata?.({ httpAddress: address.http });
+    s.metadata = this.#followMetadata(s, address.http);
   }
 
-  async #stopSlave(): Promise<void> {
+  /** Copies the master's metadata tables into ours every haMetadataSyncIntervalMs
+   * (RocketMQ's SlaveSynchronize); a Broker started here on promotion loads them. */
+  #followMetadata(s: SlaveParts, http: string): MetadataFollower {
+    const { config, log } = this.#d;
+    const admin = config.apiKeys.find((k) => k.admin);
+    const follower = new MetadataFollower({
+      fetchSnapshot: async (signal) => {
+        const res = await fetch(`http://${http}${METADATA_SNAPSHOT_PATH}`, {
+          headers: admin ? { authorization: `Bearer ${admin.key}` } : {},
+          signal: AbortSignal.any([
+            signal,
+            AbortSignal.timeout(config.haMetadataSyncIntervalMs * 3),
+          ]),
+        });
+        if (!res.ok) {
+          await res.body?.cancel();
+          throw new Error(`Master ${http} answered ${res.status} to the metadata fetch`);
+        }
+        return new Uint8Array(await res.arrayBuffer());
+      },
+      apply: async (snapshot) => {
+        await importMetadata(s.db.db, snapshot);
+      },
+      intervalMs: config.haMetadataSyncIntervalMs,
+      log,
+      nowMs: this.#d.nowMs,
+    });
+    follower.start();
+    return follower;
+  }
+
+  /** This master's metadata for a slave; NOT_LEADER elsewhere. */
+  metadataSnapshot(): Promise<Uint8Array> {
+    const m = this.#master;
+    if (this.#role !== "master" || m === undefined) {
+      return Promise.reject(this.#notLeader("Cannot export metadata"));
+    }
+    return m.broker.metadataSnapshot();
+  }
+
+  /** Stops following; the store is closed unless kept (then it is returned, open). */
+  async #stopSlave(options: { keepStore?: boolean } = {}): Promise<MessageStore | undefined> {
     const s = this.#slave;
-    if (s === undefined) return;
+    if (s === undefined) return undefined;
     this.#slave = undefined;
     await s.metadata?.stop();
     await s.slave?.stop();
+    s.db.close();
+    if (options.keepStore) return s.store;
     await s.store.close();
+    return undefined;
   }
 
-  #eligibility() {
+  /**
+   * What this replica says for itself in an election, published every poll. A master
+   * publishes its confirm offset (the least offset every in-sync replica holds): once it is
+   * gone, that is the bar. A slave is in sync while it streams within haMaxGapNotInSync of
+   * the master; once the master's lease has lapsed, only if it holds at least the confirm
+   * offset the master last published. So a replica that fell behind (or was down) while
+   * the master went on is never elected, even after everything restarted.
+   */
+  async #eligibility() {
     const s = this.#slave;
+    const record = this.#keeper.lastSeenRecord();
+    const m = this.#master;
     if (s !== undefined && this.#role === "slave") {
-      this.#follow(this.#keeper.lastSeenRecord());
+      this.#follow(record);
       const slave = s.slave;
       if (slave?.state === "TRANSFER") {
         this.#inSync = slave.masterMaxOffset - slave.heldOffset <=
           this.#d.config.haMaxGapNotInSync;
       }
     }
-    const store = this.#master?.broker.store ?? s?.store;
+    const store = m?.broker.store ?? s?.store;
     if (store !== undefined) this.#maxOffset = store.maxPhysicalOffset;
+    if (this.#role === "master" && m !== undefined) {
+      return { epoch: this.#epochs.lastEpoch, maxOffset: m.master.confirmOffset, inSync: true };
+    }
+    if (
+      record !== null && record.owner !== this.#d.config.brokerId && !this.#recordLive(record)
+    ) {
+      const states = await this.#leases.readReplicas(this.#d.config.brokerName);
+      const last = states.find((x) => x.brokerId === record.owner);
+      if (last !== undefined) this.#inSync = this.#maxOffset >= last.maxOffset;
+    }
     return {
       epoch: this.#epochs.lastEpoch,
       maxOffset: this.#maxOffset,
-      inSync: this.#role === "master" || this.#inSync,
+      inSync: this.#inSync,
     };
   }
 
@@ -526,6 +595,9 @@ export class HaNode {
       haSendHeartbeatInterval: config.haHeartbeatIntervalMs,
       haHousekeepingInterval: config.haHousekeepingIntervalMs,
       haMaxGapNotInSync: config.haMaxGapNotInSync,
+      // A slave finds a new master within a lease poll or so (RocketMQ retries every 5 s).
+      haReconnectDelayMsMax: Math.max(200, Math.min(5000, Math.round(config.leaseTtlMs / 10))),
+      haReconnectDelayMsMin: Math.max(20, Math.min(200, Math.round(config.leaseTtlMs / 50))),
     };
   }
 }

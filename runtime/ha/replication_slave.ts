@@ -156,7 +156,8 @@ export class ReplicationSlave {
     while (!this.#stopped) {
       const reachedTransfer = await this.#session();
       if (this.#stopped) break;
-      if (reachedTransfer) delayMs = this.config.haReconnectDelayMsMin;
+      // A new master (setMaster) starts the backoff over: it may take a moment to listen.
+      if (reachedTransfer || this.#skipDelay) delayMs = this.config.haReconnectDelayMsMin;
       if (!this.#skipDelay) await this.#sleep(delayMs);
       this.#skipDelay = false;
       delayMs = Math.min(delayMs * 2, this.config.haReconnectDelayMsMax);

@@ -1,5 +1,6 @@
 // Spawning real Deno and Bun processes for cross-process tests: line-based stdout,
 // waiting for conditions (never for fixed times), and killing with real signals.
+import process from "node:process";
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -115,8 +116,15 @@ export class ChildRun implements AsyncDisposable {
     }, deadlineMs);
   }
 
+  /** Sends `signal` by pid: Deno's ChildProcess.kill() delivers only the first signal it is
+   * given (a SIGCONT after a SIGSTOP, or a SIGKILL after either, would be dropped). */
   kill(signal: NodeJS.Signals = "SIGKILL"): void {
-    if (!this.#exitedNow) this.child.kill(signal);
+    if (this.#exitedNow || this.child.pid === undefined) return;
+    try {
+      process.kill(this.child.pid, signal);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err; // gone meanwhile
+    }
   }
 
   async [Symbol.asyncDispose]() {
