@@ -262,6 +262,18 @@ export class HaNode {
         if (m === undefined || !this.#writable(m)) {
           throw this.#notLeader("Cannot accept writes");
         }
+        // Refuse up front, writing nothing, when SYNC could not be met anyway.
+        const slavesNeeded = config.inSyncReplicas - 1;
+        if (config.replicationMode === "SYNC" && slavesNeeded > 0) {
+          const inSync = m.master.inSyncSlaveCount();
+          if (inSync < slavesNeeded) {
+            throw new BrokerError(
+              "REPLICAS_NOT_AVAILABLE",
+              `Cannot accept writes: ${inSync} slaves are in sync, inSyncReplicas ${config.inSyncReplicas} needs ${slavesNeeded}; nothing was written, retry later`,
+              { inSyncReplicas: config.inSyncReplicas, inSyncSlaves: inSync },
+            );
+          }
+        }
       },
       confirm: async (endOffset) => {
         const m = parts();
