@@ -372,31 +372,20 @@ export class HaNode {
     await this.#stopMaster();
     this.#role = "changing";
     // The slave's store is open and recovered: the Broker takes it over as it is.
-    const store = await this.#stopSlave({ keepStore: true });
+    const store = await this.#stopSlave({ keepStore: true }) ?? await this.#openStore();
     if (!this.#keeper.isLeader() || this.#keeper.epoch !== epoch) {
       // Lost again while the slave parts were stopping: follow instead.
-      await store?.close();
+      await store.close();
       return await this.#becomeSlave(this.#keeper.lastSeenRecord());
     }
     const { config, log } = this.#d;
     const started = performance.now();
-    const ref: { parts?: MasterParts } = {};
-    const broker = new Broker({
-      config,
-      files: this.#d.files,
-      nowMs: this.#d.nowMs,
-      log,
-      runtime: this.#d.runtime,
-      pid: this.#d.pid,
-      random: this.#d.random,
-      diskUsedRatio: this.#d.diskUsedRatio,
-      store,
-      replication: this.#gate(() => ref.parts),
-    });
-    await broker.start();
-    await this.#epochs.clipTo(broker.store.maxPhysicalOffset);
+    // The epoch's start is recorded (and replication listens) before any service of the
+    // Broker can append: timers, delay levels and POP revive write as soon as they start,
+    // and a byte written before the entry would count as the previous epoch's.
+    await this.#epochs.clipTo(store.maxPhysicalOffset);
     const master = new ReplicationMaster({
-      store: broker.store,
+      store,
       epochs: this.#epochs,
       epoch,
       host: config.haHost,
@@ -410,6 +399,25 @@ export class HaNode {
       },
     });
     await master.start();
+    const ref: { parts?: MasterParts } = {};
+    const broker = new Broker({
+      config,
+      files: this.#d.files,
+      nowMs: this.#d.nowMs,
+      log,
+      runtime: this.#d.runtime,
+      pid: this.#d.pid,
+      random: this.#d.random,
+      diskUsedRatio: this.#d.diskUsedRatio,
+      store,
+      replication: this.#gate(() => ref.parts),
+    });
+    try {
+      await broker.start();
+    } catch (err) {
+      await master.stop();
+      throw err;
+    }
     const parts: MasterParts = { epoch, broker, master, routes: undefined };
     ref.parts = parts;
     this.#master = parts;
@@ -456,6 +464,21 @@ export class HaNode {
     this.#role = "changing";
     const { config, log } = this.#d;
     this.#inSync = this.#inSync && this.#epochs.lastEpoch === 0 && record === null;
+    const store = await this.#openStore();
+    await this.#epochs.clipTo(store.maxPhysicalOffset);
+    const db = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
+    this.#slave = { store, db, slave: undefined, metadata: undefined, following: undefined };
+    this.#role = "slave";
+    this.#follow(record);
+    log("info", "following as slave", {
+      maxOffset: store.maxPhysicalOffset,
+      epoch: this.#epochs.lastEpoch,
+    });
+  }
+
+  /** Opens (recovers) and starts the store in the data folder. */
+  async #openStore(): Promise<MessageStore> {
+    const { config, log } = this.#d;
     const store = new MessageStore({
       files: this.#d.files,
       config: config.store,
@@ -466,15 +489,7 @@ export class HaNode {
     this.#d.files.mkdirp(config.dataDir);
     await store.open();
     store.start();
-    await this.#epochs.clipTo(store.maxPhysicalOffset);
-    const db = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
-    this.#slave = { store, db, slave: undefined, metadata: undefined, following: undefined };
-    this.#role = "slave";
-    this.#follow(record);
-    log("info", "following as slave", {
-      maxOffset: store.maxPhysicalOffset,
-      epoch: this.#epochs.lastEpoch,
-    });
+    return store;
   }
 
   /** Points the slave at the master named by `record` (if live and not us). */
