@@ -452,11 +452,17 @@ export class MetadataFollower {
   }
 
   #failed(error: unknown): unknown {
+    // Repeats of the same failure (a master down) are debug; the first is a warning.
+    const repeat = this.#lastError !== undefined && String(this.#lastError) === String(error);
     this.#lastError = error;
-    this.#options.log("warn", "metadata sync failed; retrying at the next interval", {
-      err: String(error),
-      intervalMs: this.#options.intervalMs,
-    });
+    this.#options.log(
+      repeat ? "debug" : "warn",
+      "metadata sync failed; retrying at the next interval",
+      {
+        err: String(error),
+        intervalMs: this.#options.intervalMs,
+      },
+    );
     try {
       this.#options.onError?.(error);
     } catch (hookError) {

@@ -77,6 +77,8 @@ export class ReplicationSlave {
    * failed. Otherwise what arrived before a link broke is good and is applied. */
   #discardQueued = false;
   lastError: ReplicationError | undefined;
+  /** Message of the last failure logged at warn, until a session streams again. */
+  #streakError: string | undefined;
 
   constructor(options: ReplicationSlaveOptions) {
     if (
@@ -211,9 +213,18 @@ export class ReplicationSlave {
     await this.#work; // nothing of this session may touch the store during the next
     this.#link = undefined;
     this.#state = this.#stopped ? "STOPPED" : "IDLE";
+    if (this.#sessionReachedTransfer) this.#streakError = undefined;
     if (error && !this.#stopped) {
+      // The first failure of a streak is logged; its repeats (a master down, retried every
+      // few hundred ms) are not, until a session streams again. lastError has the latest.
+      if (this.#streakError !== error.message) {
+        this.#log("warn", "replication session ended", {
+          master: link.address,
+          err: error.message,
+        });
+      }
+      this.#streakError = error.message;
       this.lastError = error;
-      this.#log("warn", "replication session ended", { master: link.address, err: error.message });
       this.#options.onError?.(error);
     }
     return this.#sessionReachedTransfer;
