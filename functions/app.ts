@@ -21,7 +21,7 @@ import type {
   SubscriptionInput,
 } from "../runtime/protocol/types.ts";
 import { Authenticator, type Principal, type Right } from "./auth.ts";
-import { readBody } from "./body.ts";
+import { BodyDeadlines, readBody } from "./body.ts";
 import { batchEnvelope, messageFromHeaders, messageFromItem } from "./produce_input.ts";
 import { openApiDocument } from "./openapi.ts";
 
@@ -59,6 +59,8 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   }
   const { limits } = options;
   const app = new Hono<Env>();
+  // performance.now: a monotonic clock, as the per-request setTimeout it replaces was.
+  const deadlines = new BodyDeadlines(limits.bodyReadTimeoutMs, () => performance.now());
 
   const call = async <T>(f: (b: BrokerClient) => Promise<T>): Promise<T> => {
     const broker = await options.broker.get();
@@ -104,7 +106,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.post("/v1/topics/:topic/messages/batch", async (c) => {
     const topic = checkUserTopic(c.req.param("topic"));
     allow(c, "publish", { topic });
-    const body = await readBody(c.req.raw, limits.batchBodyBytesMax, limits.bodyReadTimeoutMs);
+    const body = await readBody(c.req.raw, limits.batchBodyBytesMax, deadlines);
     const envelope = batchEnvelope.safeParse(parseJson(body));
     if (!envelope.success) {
       throw new BrokerError(
@@ -151,7 +153,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.post("/v1/topics/:topic/messages", async (c) => {
     const topic = checkUserTopic(c.req.param("topic"));
     allow(c, "publish", { topic });
-    const body = await readBody(c.req.raw, limits.maxMessageSize, limits.bodyReadTimeoutMs);
+    const body = await readBody(c.req.raw, limits.maxMessageSize, deadlines);
     const message = messageFromHeaders(c.req.raw.headers, body, limits);
     const result = await call((b) => b.produce(topic, message));
     return c.json(
@@ -224,7 +226,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.put("/v1/topics/:topic", async (c) => {
     const topic = checkUserTopic(c.req.param("topic"));
     allow(c, "admin", { topic });
-    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    const body = await jsonBody(c, deadlines) as Record<string, unknown>;
     const allowed = new Set(["readQueueNums", "writeQueueNums", "perm", "order"]);
     for (const [k, v] of Object.entries(body)) {
       if (!allowed.has(k)) throw new BrokerError("INVALID_PARAMETER", `Unknown topic setting ${k}`);
@@ -246,7 +248,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     allow(c, "subscribe", { group });
     const body = c.req.header("content-length") === "0" || !c.req.raw.body
       ? {}
-      : await jsonBody(c, limits) as Record<string, unknown>;
+      : await jsonBody(c, deadlines) as Record<string, unknown>;
     const allowed = new Set([
       "messageModel",
       "consumeFromWhere",
@@ -265,7 +267,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.post("/v1/groups/:group/heartbeat", async (c) => {
     const group = checkGroup(c.req.param("group"));
     allow(c, "subscribe", { group });
-    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    const body = await jsonBody(c, deadlines) as Record<string, unknown>;
     for (const k of Object.keys(body)) {
       if (!["clientId", "subscriptions", "strategy", "room", "configQueues"].includes(k)) {
         throw new BrokerError("INVALID_PARAMETER", `Unknown heartbeat field ${k}`);
@@ -300,7 +302,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   for (const action of ["lock", "unlock"] as const) {
     app.post(`/v1/groups/:group/${action}`, async (c) => {
       const group = checkGroup(c.req.param("group"));
-      const body = await jsonBody(c, limits) as {
+      const body = await jsonBody(c, deadlines) as {
         clientId?: unknown;
         topic?: unknown;
         queueIds?: unknown;
@@ -335,7 +337,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.post("/v1/groups/:group/dlq/redrive", async (c) => {
     const group = checkGroup(c.req.param("group"));
     allow(c, "admin", { group });
-    const body = await jsonBody(c, limits) as { messageIds?: unknown };
+    const body = await jsonBody(c, deadlines) as { messageIds?: unknown };
     const ids = body.messageIds;
     if (
       ids !== undefined &&
@@ -357,7 +359,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   });
   app.post("/v1/groups/:group/receive", async (c) => {
     const group = checkGroup(c.req.param("group"));
-    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    const body = await jsonBody(c, deadlines) as Record<string, unknown>;
     for (const k of Object.keys(body)) {
       if (!["topic", "max", "invisibleMs", "waitMs", "clientId"].includes(k)) {
         throw new BrokerError("INVALID_PARAMETER", `Unknown receive field ${k}`);
@@ -390,7 +392,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.post("/v1/groups/:group/ack/batch", async (c) => {
     const group = checkGroup(c.req.param("group"));
     allow(c, "subscribe", { group });
-    const body = await jsonBody(c, limits) as { receiptHandles?: unknown };
+    const body = await jsonBody(c, deadlines) as { receiptHandles?: unknown };
     const handles = body.receiptHandles;
     if (
       !Array.isArray(handles) || handles.length === 0 || handles.length > ACK_BATCH_MAX ||
@@ -407,7 +409,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     app.post(`/v1/groups/:group/${action}`, async (c) => {
       const group = checkGroup(c.req.param("group"));
       allow(c, "subscribe", { group });
-      const body = await jsonBody(c, limits) as Record<string, unknown>;
+      const body = await jsonBody(c, deadlines) as Record<string, unknown>;
       if (typeof body.receiptHandle !== "string") {
         throw new BrokerError("INVALID_PARAMETER", "Cannot settle without receiptHandle");
       }
@@ -447,7 +449,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
       checkReadableTopic(c.req.param("topic")),
     ];
     allow(c, "subscribe", { topic, group });
-    const body = await jsonBody(c, limits) as { timestamp?: unknown };
+    const body = await jsonBody(c, deadlines) as { timestamp?: unknown };
     if (
       !Number.isSafeInteger(body.timestamp) || (body.timestamp as number) < 0 ||
       Object.keys(body).length !== 1
@@ -475,7 +477,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     ];
     allow(c, "subscribe", { topic, group });
     const queueId = parseNonNegativeInt("queueId", c.req.param("queueId"), 65535)!;
-    const body = await jsonBody(c, limits) as { offset?: unknown };
+    const body = await jsonBody(c, deadlines) as { offset?: unknown };
     if (
       !Number.isSafeInteger(body.offset) || (body.offset as number) < 0 ||
       Object.keys(body).length !== 1
@@ -496,7 +498,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.put("/v1/topics/:topic/scheduled/:messageId", async (c) => {
     const topic = checkUserTopic(c.req.param("topic"));
     allow(c, "publish", { topic });
-    const body = await jsonBody(c, limits) as { deliverAt?: unknown };
+    const body = await jsonBody(c, deadlines) as { deliverAt?: unknown };
     if (!Number.isSafeInteger(body.deliverAt) || Object.keys(body).length !== 1) {
       throw new BrokerError(
         "INVALID_PARAMETER",
@@ -518,7 +520,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   });
 
   app.post("/v1/schedules", async (c) => {
-    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    const body = await jsonBody(c, deadlines) as Record<string, unknown>;
     const allowed = new Set(["topic", "cron", "timeZone", "missedTicks", "paused", "message"]);
     for (const k of Object.keys(body)) {
       if (!allowed.has(k)) {
@@ -594,7 +596,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.put("/v1/subscriptions/:group", async (c) => {
     const group = checkGroup(c.req.param("group"));
     allow(c, "admin");
-    const body = await jsonBody(c, limits) as SubscriptionInput;
+    const body = await jsonBody(c, deadlines) as SubscriptionInput;
     return c.json(await call((b) => b.upsertSubscription(group, body)));
   });
   app.get("/v1/subscriptions", async (c) => {
@@ -622,7 +624,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.post("/v1/subscriptions/:group/replay", async (c) => {
     const group = checkGroup(c.req.param("group"));
     allow(c, "admin");
-    const body = await jsonBody(c, limits) as Record<string, unknown>;
+    const body = await jsonBody(c, deadlines) as Record<string, unknown>;
     if (!Number.isSafeInteger(body.timestamp) || Object.keys(body).length !== 1) {
       throw new BrokerError("INVALID_PARAMETER", 'Cannot replay: send {"timestamp": <epoch ms>}');
     }
@@ -652,10 +654,8 @@ const ACK_BATCH_MAX = 1000;
 /** Small admin bodies: 64 KiB is plenty and bounds the JSON parser. */
 const ADMIN_BODY_BYTES_MAX = 64 * 1024;
 
-async function jsonBody(c: Context<Env>, limits: FunctionsLimits): Promise<unknown> {
-  const value = parseJson(
-    await readBody(c.req.raw, ADMIN_BODY_BYTES_MAX, limits.bodyReadTimeoutMs),
-  );
+async function jsonBody(c: Context<Env>, deadlines: BodyDeadlines): Promise<unknown> {
+  const value = parseJson(await readBody(c.req.raw, ADMIN_BODY_BYTES_MAX, deadlines));
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new BrokerError("INVALID_JSON", "Cannot read body: expected a JSON object");
   }
