@@ -43,9 +43,9 @@ export const WEBHOOK_IDLE_CONNECTION_MS_DEFAULT = 4_000;
  * so a remembered result is the result a new check would give. */
 export const WEBHOOK_TARGETS_CACHED_MAX_DEFAULT = 4096;
 /** Response header values kept, characters each (they go to a log). */
-const KEPT_HEADER_CHARS_MAX = 256;
+export const KEPT_HEADER_CHARS_MAX = 256;
 /** Response headers a delivery log or retry policy needs; the rest are dropped. */
-const KEPT_HEADERS = ["retry-after", "location", "content-type"] as const;
+export const KEPT_HEADERS = ["retry-after", "location", "content-type"] as const;
 
 export type KeptHeaderName = (typeof KEPT_HEADERS)[number];
 
@@ -133,7 +133,7 @@ export interface PostFailure {
 
 export type PostOutcome = PostResponse | PostFailure;
 
-const NOT_OURS = new Set(["host", "content-length", "connection", "transfer-encoding"]);
+export const NOT_OURS = new Set(["host", "content-length", "connection", "transfer-encoding"]);
 
 /** A URL that passed checkWebhookUrl under the client's policy, with what every request to
  * it needs, worked out once. */
@@ -436,7 +436,7 @@ export function retryAfterMs(value: string | undefined, wallNowMs: number): numb
   return Math.max(0, at - wallNowMs);
 }
 
-function concat(pieces: readonly Uint8Array[], length: number): Uint8Array {
+export function concat(pieces: readonly Uint8Array[], length: number): Uint8Array {
   const joined = new Uint8Array(length);
   let at = 0;
   for (const piece of pieces) {
@@ -466,14 +466,16 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
-function pinnedLookup(address: VettedAddress) {
+export function pinnedLookup(address: VettedAddress) {
   return (_host: string, options: { all?: boolean }, callback: LookupCallback) => {
     if (options?.all) callback(null, [{ address: address.address, family: address.family }]);
     else callback(null, address.address, address.family);
   };
 }
 
-function prepare(target: { readonly ok: true } & WebhookTarget): { ok: true } & PreparedTarget {
+export function prepare(
+  target: { readonly ok: true } & WebhookTarget,
+): { ok: true } & PreparedTarget {
   const isHttps = target.url.protocol === "https:";
   return {
     ...target,
@@ -489,7 +491,10 @@ function isIpLiteral(host: string): boolean {
 
 const TLS_ERROR = /CERT|TLS|SSL|SIGNATURE|UNABLE_TO_|HANDSHAKE/;
 
-function classify(error: Error & { code?: string }, connected: boolean): WebhookDeliveryErrorCode {
+export function classify(
+  error: Error & { code?: string },
+  connected: boolean,
+): WebhookDeliveryErrorCode {
   if (TLS_ERROR.test(error.code ?? "") || TLS_ERROR.test(error.message)) return "tls";
   return connected ? "network" : "connect";
 }
