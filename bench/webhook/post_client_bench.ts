@@ -1,7 +1,8 @@
 // Webhook POSTs per second from one client to one loopback receiver: our pinned client
 // (runtime/webhook/http_delivery.ts: URL re-check, address re-vet, node:http keep-alive
-// pool) beside two same-run baselines, a bare node:http keep-alive request (the floor of
-// the approach) and the runtime's fetch (the alternative we did not take: it honours proxy
+// pool) and its experimental undici twin (runtime/webhook/undici_delivery.ts, issue #6),
+// beside two same-run baselines, a bare node:http keep-alive request (the floor of the
+// approach) and the runtime's fetch (the alternative we did not take: it honours proxy
 // variables and cannot pin a TLS connection portably). Same file on Deno and Bun:
 //
 //   deno run -A bench/webhook/post_client_bench.ts [--seconds 2] [--rounds 3] [--concurrency 1,32] [--json]
@@ -17,6 +18,7 @@ import http from "node:http";
 import process from "node:process";
 import { createInterface } from "node:readline";
 import { WebhookHttpClient } from "../../runtime/webhook/http_delivery.ts";
+import { UndiciWebhookClient } from "../../runtime/webhook/undici_delivery.ts";
 import { createEgressPolicy, type VettedAddress } from "../../runtime/webhook/ssrf.ts";
 import { commandLine, count, ratio, round, runtimeInfo, say } from "../support.ts";
 
@@ -43,18 +45,14 @@ const HEADERS = {
 };
 const LOOPBACK: VettedAddress = { address: "127.0.0.1", family: 4 };
 
-const CANDIDATES: Candidate[] = [
-  {
-    name: "postPinned",
-    make(port, concurrency) {
-      const client = new WebhookHttpClient({
-        policy: createEgressPolicy({
-          allowHttp: true,
-          allowedPorts: [port],
-          allowHosts: ["127.0.0.1/32"],
-        }),
-        connectionsPerAddressMax: concurrency,
-      });
+type PinnedClient = WebhookHttpClient | UndiciWebhookClient;
+
+/** A candidate that goes through the whole pinned path: URL re-check, address re-vet. */
+function pinned(name: string, build: (port: number, concurrency: number) => PinnedClient) {
+  return {
+    name,
+    make(port: number, concurrency: number) {
+      const client = build(port, concurrency);
       const url = `http://receiver.invalid:${port}/hook`;
       return {
         post: async () => {
@@ -70,7 +68,22 @@ const CANDIDATES: Candidate[] = [
         close: () => client.close(),
       };
     },
-  },
+  };
+}
+
+const pinnedOptions = (port: number, concurrency: number) => ({
+  policy: createEgressPolicy({
+    allowHttp: true,
+    allowedPorts: [port],
+    allowHosts: ["127.0.0.1/32"],
+  }),
+  connectionsPerAddressMax: concurrency,
+});
+
+const CANDIDATES: Candidate[] = [
+  pinned("postPinned", (port, c) => new WebhookHttpClient(pinnedOptions(port, c))),
+  // Experimental (issue #6): the same guarantees on undici's Pool with a pinned connect.
+  pinned("undici pinned", (port, c) => new UndiciWebhookClient(pinnedOptions(port, c))),
   {
     name: "node:http keep-alive",
     make(port, concurrency) {
@@ -153,6 +166,7 @@ async function main() {
       const ours = rates["postPinned"];
       say(`    postPinned / node:http ratio ${ratio(ours / rates["node:http keep-alive"])}`);
       say(`    postPinned / fetch     ratio ${ratio(ours / rates["fetch"])}`);
+      say(`    undici / postPinned    ratio ${ratio(rates["undici pinned"] / ours)}`);
       results[`c${concurrency}`] = Object.fromEntries(
         Object.entries(rates).map(([name, rate]) => [name, round(rate)]),
       );
