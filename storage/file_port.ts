@@ -7,7 +7,10 @@ export interface FileHandle {
   readonly path: string;
   /** Reads up to `length` bytes at `position` into `buffer[offset..]`; returns bytes read (0 at end). */
   readAt(buffer: Uint8Array, offset: number, length: number, position: number): number;
-  /** Writes all of `bytes` at `position` (loops over short writes). Not durable until datasync. */
+  /**
+   * Writes all of `bytes` at `position` (loops over short writes). Not durable until
+   * datasync. Keeps no reference to `bytes`: the CommitLog reuses its write buffer.
+   */
   writeAt(bytes: Uint8Array, position: number): void;
   /** Like writeAt, but off the event loop (background work such as zero-filling). */
   writeAtAsync(bytes: Uint8Array, position: number): Promise<void>;

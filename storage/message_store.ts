@@ -291,7 +291,7 @@ export class MessageStore {
     const key = `${prepared.topic}\u0000${prepared.queueId}`;
     // PREPARED and ROLLBACK records get no ConsumeQueue unit and QUEUEOFFSET 0 (RocketMQ),
     // as recovery and replicas derive from the record's SYSFLAG.
-    const sysFlag = new DataView(prepared.bytes.buffer, prepared.bytes.byteOffset).getInt32(36);
+    const sysFlag = prepared.sysFlag;
     const inQueue = buildsConsumeQueue(sysFlag);
     const queueOffset = !inQueue ? 0 : this.#topicQueueTable.get(key) ??
       (this.consumeQueues.find(prepared.topic, prepared.queueId)?.maxOffset ?? 0);

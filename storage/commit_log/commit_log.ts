@@ -7,6 +7,7 @@ import { readFully } from "../file_port.ts";
 import { assert, StoreError } from "../errors.ts";
 import {
   BLANK_MAGIC,
+  encodeRecord,
   END_FILE_MIN_BLANK_BYTES,
   parseRecord,
   type ParseResult,
@@ -42,7 +43,15 @@ export class CommitLog {
   #wroteOffset = 0;
   /** Next record's offset, counting records gathered but not yet written. */
   #appendOffset = 0;
-  #pending: Uint8Array[] = [];
+  /**
+   * This tick's appends, [0, #pendingBytes): records are encoded straight into it and it is
+   * written with one writeAt, then reused (the file port copies before returning). Sized
+   * writeBatchBytesMax, allocated on the first append.
+   */
+  #buffer: Uint8Array | undefined;
+  #view: DataView | undefined;
+  /** A record or replicated chunk larger than the buffer, pending on its own. */
+  #pendingLarge: Uint8Array | undefined;
   #pendingBytes = 0;
   #pendingStart = 0;
   #pendingSegment: Segment | undefined;
@@ -143,7 +152,7 @@ export class CommitLog {
    * write at the end of this tick (or now, past writeBatchBytesMax).
    */
   append(record: PreparedRecord, queueOffset: number, storeTimestamp: number): AppendPosition {
-    const size = record.bytes.length;
+    const size = record.size;
     let segment = this.#segmentFor(this.#appendOffset);
     if (this.#appendOffset + size + END_FILE_MIN_BLANK_BYTES > segment.endOffset) {
       this.#appendBlank(segment);
@@ -153,18 +162,16 @@ export class CommitLog {
       this.#appendOffset + size + END_FILE_MIN_BLANK_BYTES <= segment.endOffset,
       "record larger than a segment",
     );
-    if (this.#pendingSegment !== segment || this.#pendingBytes + size > this.#writeBatchBytesMax) {
-      this.writePending();
-    }
     const physicalOffset = this.#appendOffset;
-    stampRecord(
-      new DataView(record.bytes.buffer, record.bytes.byteOffset),
-      0,
-      queueOffset,
-      physicalOffset,
-      storeTimestamp,
-    );
-    this.#queue(segment, record.bytes);
+    if (size > this.#writeBatchBytesMax) {
+      const bytes = record.bytes;
+      stampRecord(new DataView(bytes.buffer), 0, queueOffset, physicalOffset, storeTimestamp);
+      this.#queue(segment, bytes);
+    } else {
+      const at = this.#reserve(segment, size);
+      encodeRecord(record, this.#buffer!, this.#view!, at);
+      stampRecord(this.#view!, at, queueOffset, physicalOffset, storeTimestamp);
+    }
     return { physicalOffset, size };
   }
 
@@ -172,16 +179,14 @@ export class CommitLog {
   writePending(): void {
     if (this.#pendingBytes === 0) return;
     const segment = this.#pendingSegment!;
-    const bytes = this.#pending.length === 1
-      ? this.#pending[0]
-      : concat(this.#pending, this.#pendingBytes);
+    const bytes = this.#pendingLarge ?? this.#buffer!.subarray(0, this.#pendingBytes);
     segment.file.writeAt(bytes, this.#pendingStart - segment.startOffset);
     // A BLANK closes its segment (RocketMQ counts the file as full): the log continues at the
     // next segment's start, so that is the written end a flush, a reader and a replica see.
     this.#wroteOffset = this.#appendOffset === segment.endOffset
       ? segment.endOffset
       : this.#pendingStart + this.#pendingBytes;
-    this.#pending = [];
+    this.#pendingLarge = undefined;
     this.#pendingBytes = 0;
     this.#pendingSegment = undefined;
     this.#onWritten(this.#wroteOffset);
@@ -202,12 +207,6 @@ export class CommitLog {
       this.#appendOffset + bytes.length <= segment.endOffset,
       "replicated bytes cross a segment",
     );
-    if (
-      this.#pendingSegment !== segment ||
-      this.#pendingBytes + bytes.length > this.#writeBatchBytesMax
-    ) {
-      this.writePending();
-    }
     this.#queue(segment, bytes);
     if (closesSegment) {
       this.#appendOffset = segment.endOffset;
@@ -307,20 +306,41 @@ export class CommitLog {
     const view = new DataView(blank.buffer);
     view.setInt32(0, remaining);
     view.setInt32(4, BLANK_MAGIC);
-    if (this.#pendingSegment !== segment) this.writePending();
     this.#queue(segment, blank);
     this.#appendOffset = segment.endOffset;
     this.writePending();
   }
 
+  /** Copies `bytes` into the write buffer (or keeps them, when larger than it). */
   #queue(segment: Segment, bytes: Uint8Array) {
+    const at = this.#reserve(segment, bytes.length);
+    if (bytes.length > this.#writeBatchBytesMax) this.#pendingLarge = bytes;
+    else this.#buffer!.set(bytes, at);
+  }
+
+  /**
+   * Makes room for `size` bytes of `segment` after what is pending (writing that first when
+   * it is of another segment or the room is short) and returns where they go in the buffer.
+   */
+  #reserve(segment: Segment, size: number): number {
+    if (
+      this.#pendingBytes > 0 &&
+      (this.#pendingSegment !== segment || this.#pendingBytes + size > this.#writeBatchBytesMax)
+    ) {
+      this.writePending();
+    }
     if (this.#pendingBytes === 0) {
       this.#pendingStart = this.#appendOffset;
       this.#pendingSegment = segment;
+      if (this.#buffer === undefined && size <= this.#writeBatchBytesMax) {
+        this.#buffer = new Uint8Array(this.#writeBatchBytesMax);
+        this.#view = new DataView(this.#buffer.buffer);
+      }
     }
-    this.#pending.push(bytes);
-    this.#pendingBytes += bytes.length;
-    this.#appendOffset += bytes.length;
+    const at = this.#pendingBytes;
+    this.#pendingBytes += size;
+    this.#appendOffset += size;
+    return at;
   }
 
   #segmentFor(offset: number): Segment {
@@ -342,14 +362,4 @@ export class CommitLog {
     }
     return segment;
   }
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

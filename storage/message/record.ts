@@ -21,7 +21,7 @@
 //
 // IPv4 and V1: 91 + body + topic + props bytes.
 import { crc32 } from "node:zlib";
-import { StoreError } from "../errors.ts";
+import { assert, StoreError } from "../errors.ts";
 
 export const MAGIC_V1 = 0xDAA320A7 | 0; // -626843481, MessageDecoder.MESSAGE_MAGIC_CODE
 export const MAGIC_V2 = 0xDAA320AB | 0; // -626843477, MESSAGE_MAGIC_CODE_V2
@@ -39,6 +39,8 @@ export const SYSFLAG_STORE_HOST_V6 = 0x20;
 export const SYSFLAG_TRANSACTION_MASK = 0xC;
 
 const TOPIC_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
+// deno-lint-ignore no-control-regex -- the separators \u0001 and \u0002 are ASCII too
+const ASCII = /^[\x00-\x7f]*$/;
 const QUEUE_OFFSET_AT = 20;
 const PHYSICAL_OFFSET_AT = 28;
 const BORN_HOST_AT = 48;
@@ -98,10 +100,16 @@ export function javaStringHashCode(text: string): number {
 }
 
 export function validateTopic(topic: string): Uint8Array {
-  const bytes = encoder.encode(topic);
+  checkTopic(topic);
+  return encoder.encode(topic);
+}
+
+/** Throws TOPIC_ILLEGAL unless `topic` is 1-127 (retry, DLQ: 255) of [%|a-zA-Z0-9_-]. */
+function checkTopic(topic: string): void {
+  // The pattern admits ASCII only, so characters and UTF-8 bytes count alike.
   const internal = topic.startsWith("%RETRY%") || topic.startsWith("%DLQ%");
   const max = internal ? TOPIC_BYTES_MAX : TOPIC_BYTES_MAX_V1;
-  if (bytes.length === 0 || bytes.length > max || !TOPIC_PATTERN.test(topic)) {
+  if (topic.length === 0 || topic.length > max || !TOPIC_PATTERN.test(topic)) {
     throw new StoreError(
       "TOPIC_ILLEGAL",
       `Cannot use topic name as it must be 1-${max} characters of [%|a-zA-Z0-9_-]: ${
@@ -109,11 +117,20 @@ export function validateTopic(topic: string): Uint8Array {
       }`,
     );
   }
-  return bytes;
 }
 
 export function encodeProperties(properties: Map<string, string> | undefined): Uint8Array {
   if (!properties || properties.size === 0) return new Uint8Array(0);
+  const text = propertiesText(properties);
+  return typeof text === "string" ? encoder.encode(text) : text;
+}
+
+/**
+ * The properties as NAME\u0001VALUE\u0002 pairs, checked: the text itself when it is pure
+ * ASCII (its length is its byte length), else its UTF-8 bytes.
+ */
+function propertiesText(properties: Map<string, string>): string | Uint8Array {
+  if (properties.size === 0) return "";
   let text = "";
   for (const [name, value] of properties) {
     if (
@@ -130,7 +147,7 @@ export function encodeProperties(properties: Map<string, string> | undefined): U
     }
     text += name + NAME_VALUE_SEPARATOR + value + PROPERTY_SEPARATOR;
   }
-  const bytes = encoder.encode(text);
+  const bytes = ASCII.test(text) ? text : encoder.encode(text);
   if (bytes.length > PROPERTIES_BYTES_MAX) {
     throw new StoreError(
       "PROPERTIES_SIZE_EXCEEDED",
@@ -164,12 +181,52 @@ function checkHost(host: HostAddress, what: string) {
   }
 }
 
-/** A validated message, encoded once; append only patches offsets and store time. */
-export interface PreparedRecord {
-  bytes: Uint8Array;
-  topic: string;
-  queueId: number;
-  properties: Map<string, string>;
+/**
+ * A validated and measured message, not yet encoded: the CommitLog encodes it straight into
+ * its write buffer (encodeRecord), so a put allocates no record array and no second copy.
+ * `bytes` encodes it on its own, once (tests; records too large for the write buffer).
+ */
+export class PreparedRecord {
+  /** TOTALSIZE: the encoded length. */
+  readonly size: number;
+  readonly topic: string;
+  readonly queueId: number;
+  readonly sysFlag: number;
+  readonly properties: Map<string, string>;
+  readonly input: MessageInput;
+  /** NAME\u0001VALUE\u0002 pairs: a string when pure ASCII (written byte by byte), else UTF-8. */
+  readonly props: string | Uint8Array;
+  readonly propsBytes: number;
+
+  constructor(
+    input: MessageInput,
+    sysFlag: number,
+    properties: Map<string, string>,
+    props: string | Uint8Array,
+  ) {
+    this.input = input;
+    this.topic = input.topic;
+    this.queueId = input.queueId;
+    this.sysFlag = sysFlag;
+    this.properties = properties;
+    this.props = props;
+    this.propsBytes = props.length;
+    const v2 = input.topic.length > TOPIC_BYTES_MAX_V1;
+    this.size = 84 + (input.bornHost.ip.length === 16 ? 12 : 0) +
+      (input.storeHost.ip.length === 16 ? 12 : 0) + 4 + input.body.length + (v2 ? 2 : 1) +
+      input.topic.length + 2 + this.propsBytes;
+  }
+
+  #bytes: Uint8Array | undefined;
+
+  /** The record in an array of its own, encoded on first use (offsets and store time zero). */
+  get bytes(): Uint8Array {
+    if (this.#bytes === undefined) {
+      this.#bytes = new Uint8Array(this.size);
+      encodeRecord(this, this.#bytes, new DataView(this.#bytes.buffer), 0);
+    }
+    return this.#bytes;
+  }
 }
 
 export function prepareRecord(input: MessageInput, maxMessageSize: number): PreparedRecord {
@@ -179,7 +236,9 @@ export function prepareRecord(input: MessageInput, maxMessageSize: number): Prep
       `Cannot append message as body exceeds maxMessageSize: ${input.body.length} > ${maxMessageSize} bytes`,
     );
   }
-  const topicBytes = validateTopic(input.topic);
+  // TOPIC_PATTERN admits ASCII only, so the topic's length in characters is its length in
+  // bytes, and it is written byte by byte (no TextEncoder per put).
+  checkTopic(input.topic);
   if (!Number.isInteger(input.queueId) || input.queueId < 0 || input.queueId > 0x7fffffff) {
     throw new StoreError(
       "QUEUE_ID_ILLEGAL",
@@ -189,47 +248,64 @@ export function prepareRecord(input: MessageInput, maxMessageSize: number): Prep
   checkHost(input.bornHost, "born host");
   checkHost(input.storeHost, "store host");
   const properties = input.properties ?? new Map<string, string>();
-  const propsBytes = encodeProperties(properties);
-  const v2 = topicBytes.length > TOPIC_BYTES_MAX_V1;
-  const bornV6 = input.bornHost.ip.length === 16;
-  const storeV6 = input.storeHost.ip.length === 16;
   let sysFlag = (input.sysFlag ?? 0) & ~(SYSFLAG_BORN_HOST_V6 | SYSFLAG_STORE_HOST_V6);
-  if (bornV6) sysFlag |= SYSFLAG_BORN_HOST_V6;
-  if (storeV6) sysFlag |= SYSFLAG_STORE_HOST_V6;
-  const size = 84 + (bornV6 ? 12 : 0) + (storeV6 ? 12 : 0) + 4 + input.body.length +
-    (v2 ? 2 : 1) + topicBytes.length + 2 + propsBytes.length;
+  if (input.bornHost.ip.length === 16) sysFlag |= SYSFLAG_BORN_HOST_V6;
+  if (input.storeHost.ip.length === 16) sysFlag |= SYSFLAG_STORE_HOST_V6;
+  return new PreparedRecord(input, sysFlag, properties, propertiesText(properties));
+}
 
-  const bytes = new Uint8Array(size);
-  const view = new DataView(bytes.buffer);
-  view.setInt32(0, size);
-  view.setInt32(4, v2 ? MAGIC_V2 : MAGIC_V1);
-  view.setInt32(8, bodyCrc32(input.body));
-  view.setInt32(12, input.queueId);
-  view.setInt32(16, input.flag ?? 0);
-  // QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are set by the append.
-  view.setInt32(36, sysFlag);
-  setLong(view, 40, input.bornTimestamp);
-  let at = writeHost(bytes, view, BORN_HOST_AT, input.bornHost);
-  at += 8; // STORETIMESTAMP
-  at = writeHost(bytes, view, at, input.storeHost);
-  view.setInt32(at, input.reconsumeTimes ?? 0);
-  setLong(view, at + 4, input.preparedTransactionOffset ?? 0);
-  at += 12;
-  view.setInt32(at, input.body.length);
-  bytes.set(input.body, at + 4);
-  at += 4 + input.body.length;
+/**
+ * Writes `record` at `at` in `target` (`view` spans the same buffer), which must have
+ * room for record.size bytes. QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP are left
+ * for stampRecord(); everything else is final.
+ */
+export function encodeRecord(
+  record: PreparedRecord,
+  target: Uint8Array,
+  view: DataView,
+  at: number,
+): void {
+  const input = record.input;
+  const topic = input.topic;
+  const v2 = topic.length > TOPIC_BYTES_MAX_V1;
+  view.setInt32(at, record.size);
+  view.setInt32(at + 4, v2 ? MAGIC_V2 : MAGIC_V1);
+  view.setInt32(at + 8, bodyCrc32(input.body));
+  view.setInt32(at + 12, input.queueId);
+  view.setInt32(at + 16, input.flag ?? 0);
+  setLong(view, at + QUEUE_OFFSET_AT, 0);
+  setLong(view, at + PHYSICAL_OFFSET_AT, 0);
+  view.setInt32(at + 36, record.sysFlag);
+  setLong(view, at + 40, input.bornTimestamp);
+  let p = writeHost(target, view, at + BORN_HOST_AT, input.bornHost);
+  setLong(view, p, 0); // STORETIMESTAMP
+  p = writeHost(target, view, p + 8, input.storeHost);
+  view.setInt32(p, input.reconsumeTimes ?? 0);
+  setLong(view, p + 4, input.preparedTransactionOffset ?? 0);
+  p += 12;
+  view.setInt32(p, input.body.length);
+  target.set(input.body, p + 4);
+  p += 4 + input.body.length;
   if (v2) {
-    view.setInt16(at, topicBytes.length);
-    at += 2;
+    view.setInt16(p, topic.length);
+    p += 2;
   } else {
-    view.setInt8(at, topicBytes.length);
-    at += 1;
+    view.setInt8(p, topic.length);
+    p += 1;
   }
-  bytes.set(topicBytes, at);
-  at += topicBytes.length;
-  view.setInt16(at, propsBytes.length);
-  bytes.set(propsBytes, at + 2);
-  return { bytes, topic: input.topic, queueId: input.queueId, properties };
+  p = writeAscii(target, p, topic);
+  view.setInt16(p, record.propsBytes);
+  if (typeof record.props === "string") p = writeAscii(target, p + 2, record.props);
+  else {
+    target.set(record.props, p + 2);
+    p += 2 + record.propsBytes;
+  }
+  assert(p === at + record.size, "record length fields disagree");
+}
+
+function writeAscii(target: Uint8Array, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) target[at + i] = text.charCodeAt(i);
+  return at + text.length;
 }
 
 /** Offset of STORETIMESTAMP within a record with the given sysFlag. */
