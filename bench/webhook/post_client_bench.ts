@@ -1,9 +1,10 @@
-// Webhook POSTs per second from one client to one loopback receiver: our pinned client
-// (runtime/webhook/http_delivery.ts: URL re-check, address re-vet, node:http keep-alive
-// pool) and its experimental undici twin (runtime/webhook/undici_delivery.ts, issue #6),
-// beside two same-run baselines, a bare node:http keep-alive request (the floor of the
-// approach) and the runtime's fetch (the alternative we did not take: it honours proxy
-// variables and cannot pin a TLS connection portably). Same file on Deno and Bun:
+// Webhook POSTs per second from one client to one loopback receiver: our two pinned
+// clients (URL re-check, address re-vet), on node:http keep-alive agents
+// (runtime/webhook/http_delivery.ts) and on undici's Pool (runtime/webhook/undici_delivery.ts,
+// which egress.ts uses since issue #6), beside two same-run baselines, a bare node:http
+// keep-alive request (the floor of the first) and the runtime's fetch (the alternative we
+// did not take: it honours proxy variables and cannot pin a TLS connection portably). Same
+// file on Deno and Bun:
 //
 //   deno run -A bench/webhook/post_client_bench.ts [--seconds 2] [--rounds 3] [--concurrency 1,32] [--json]
 //   bun run bench/webhook/post_client_bench.ts     [--seconds 2] [--rounds 3] [--concurrency 1,32] [--json]
@@ -82,7 +83,7 @@ const pinnedOptions = (port: number, concurrency: number) => ({
 
 const CANDIDATES: Candidate[] = [
   pinned("postPinned", (port, c) => new WebhookHttpClient(pinnedOptions(port, c))),
-  // Experimental (issue #6): the same guarantees on undici's Pool with a pinned connect.
+  // Issue #6: the same guarantees on undici's Pool with a pinned connect (egress.ts uses it).
   pinned("undici pinned", (port, c) => new UndiciWebhookClient(pinnedOptions(port, c))),
   {
     name: "node:http keep-alive",
