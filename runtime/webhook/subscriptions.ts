@@ -28,6 +28,7 @@ const RESERVED_HEADERS = new Set([
   "connection",
   "keep-alive",
   "upgrade",
+  "expect",
   "te",
   "trailer",
   "proxy-authorization",
