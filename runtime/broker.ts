@@ -2,7 +2,7 @@
 // metadata database, consumer offsets, long polling and idempotency, and is the
 // in-process BrokerClient the embedded functions call.
 import { crc32 } from "node:zlib";
-import { MessageStore } from "../storage/message_store.ts";
+import { MessageStore, type PutResult } from "../storage/message_store.ts";
 import type { FilePort } from "../storage/file_port.ts";
 import { javaStringHashCode, type MessageInput } from "../storage/message/record.ts";
 import { type MetadataDbHandle, openMetadataDb } from "../storage/metadata/sqlite.ts";
@@ -341,8 +341,26 @@ export class Broker implements BrokerClient {
 
   // ---- produce ----
 
-  async produce(topic: string, message: ProduceMessage): Promise<ProduceResult> {
-    const config = await this.#writableTopic(topic);
+  produce(topic: string, message: ProduceMessage): Promise<ProduceResult> {
+    // A plain produce to an existing topic settles with the store's put and builds no
+    // async frame; a refusal is a rejection, as from an async function.
+    try {
+      const config = this.#writableTopic(topic);
+      if (!(config instanceof Promise) && !message.idempotencyKey) {
+        return this.#putOne(config, message);
+      }
+      return this.#produceAwaiting(topic, config, message);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  async #produceAwaiting(
+    topic: string,
+    writable: TopicConfig | Promise<TopicConfig>,
+    message: ProduceMessage,
+  ): Promise<ProduceResult> {
+    const config = await writable;
     if (!message.idempotencyKey) return this.#putOne(config, message);
     const [result, replay] = await this.#idempotency.run(
       `${topic}\u0000${message.idempotencyKey}`,
@@ -411,9 +429,12 @@ export class Broker implements BrokerClient {
     const queueId = this.#selectQueue(topic, message);
     const messageId = this.#ids.next();
     const properties = new Map<string, string>();
-    for (const [k, v] of Object.entries(message.properties ?? {})) {
-      checkUserProperty(k, v);
-      properties.set(k, v);
+    const user = message.properties;
+    if (user !== undefined) {
+      for (const [k, v] of Object.entries(user)) {
+        checkUserProperty(k, v);
+        properties.set(k, v);
+      }
     }
     if (properties.size > this.config.userPropertiesMax) {
       throw new BrokerError(
@@ -448,22 +469,16 @@ export class Broker implements BrokerClient {
       deliverAt = (stored) => stored + this.store.delayLevelsMs[level - 1];
     }
     const input: MessageInput = {
-      ...place,
+      topic: place.topic,
+      queueId: place.queueId,
       body: message.body,
       properties,
       bornTimestamp: now,
       bornHost: LOOPBACK,
       storeHost: this.#storeHost,
     };
-    const gate = this.deps.replication;
-    const put = this.store.putMessage(input).catch((err) => {
-      throw fromStoreError(err);
-    });
-    const confirmed = gate
-      ? put.then(async (r) => ({ r, replicas: await gate.confirm(r.commitLogOffset + r.size) }))
-      : put.then((r) => ({ r, replicas: undefined }));
-    return confirmed.then(
-      ({ r, replicas }): ProduceResult => ({
+    const result = (r: PutResult, replicas: number | undefined): ProduceResult => {
+      const out: ProduceResult = {
         messageId,
         topic: topic.name,
         queueId,
@@ -472,9 +487,19 @@ export class Broker implements BrokerClient {
         commitLogOffset: r.commitLogOffset,
         storeTimestamp: r.storeTimestamp,
         durability: r.durability,
-        ...(replicas !== undefined ? { replicas } : {}),
-        ...(deliverAt ? { deliverAt: deliverAt(r.storeTimestamp) } : {}),
-      }),
+      };
+      if (replicas !== undefined) out.replicas = replicas;
+      if (deliverAt) out.deliverAt = deliverAt(r.storeTimestamp);
+      return out;
+    };
+    // One reaction per put: a store refusal becomes a BrokerError; the replication gate's
+    // own errors pass through unchanged.
+    const gate = this.deps.replication;
+    return this.store.putMessage(input).then(
+      gate
+        ? (r) => gate.confirm(r.commitLogOffset + r.size).then((replicas) => result(r, replicas))
+        : (r) => result(r, undefined),
+      rethrowStoreError,
     );
   }
 
@@ -501,7 +526,8 @@ export class Broker implements BrokerClient {
     return next % n;
   }
 
-  async #writableTopic(name: string): Promise<TopicConfig> {
+  /** The topic when it exists (no await on the produce path), else a promise of its creation. */
+  #writableTopic(name: string): TopicConfig | Promise<TopicConfig> {
     if (this.#closing) {
       throw new BrokerError(
         "STORE_NOT_WRITABLE",
@@ -510,7 +536,7 @@ export class Broker implements BrokerClient {
     }
     this.deps.replication?.checkWritable();
     checkUserTopic(name);
-    let topic = this.#topics.get(name);
+    const topic = this.#topics.get(name);
     if (!topic) {
       if (!this.config.autoCreateTopicEnable) {
         throw new BrokerError(
@@ -518,15 +544,9 @@ export class Broker implements BrokerClient {
           `Cannot produce to ${name} as it does not exist and autoCreateTopicEnable is off`,
         );
       }
-      topic = await this.upsertTopic(name, {});
+      return this.upsertTopic(name, {}).then(writable);
     }
-    if (!(topic.perm & PERM_WRITE)) {
-      throw new BrokerError(
-        "TOPIC_PERMISSION_DENIED",
-        `Cannot produce to ${name} as its perm ${topic.perm} lacks WRITE (2)`,
-      );
-    }
-    return topic;
+    return writable(topic);
   }
 
   #readableTopic(name: string, queueId: number): TopicConfig {
@@ -1440,6 +1460,22 @@ function fingerprint(m: ProduceMessage): string {
     m.properties,
     m.contentType,
   ]);
+}
+
+/** The perm check of #writableTopic, once the topic is known. */
+function writable(topic: TopicConfig): TopicConfig {
+  if (!(topic.perm & PERM_WRITE)) {
+    throw new BrokerError(
+      "TOPIC_PERMISSION_DENIED",
+      `Cannot produce to ${topic.name} as its perm ${topic.perm} lacks WRITE (2)`,
+    );
+  }
+  return topic;
+}
+
+/** A put's rejection handler: one function for all puts, so none allocates a closure. */
+function rethrowStoreError(err: unknown): never {
+  throw fromStoreError(err);
 }
 
 export function asBrokerError(err: unknown): BrokerError {

@@ -1,0 +1,123 @@
+// Broker.produce(): refusals are rejections (never a synchronous throw), and the replication
+// gate is asked on every client write, its errors passed through unchanged.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { loadBrokerConfig } from "./config.ts";
+import { Broker, type ReplicationGate } from "./broker.ts";
+import { BrokerError } from "./protocol/errors.ts";
+import { NodeFilePort } from "../storage/node_fs_port.ts";
+
+async function withBroker(
+  gate: ReplicationGate | undefined,
+  env: Record<string, string>,
+  f: (broker: Broker) => Promise<void>,
+) {
+  const dataDir = mkdtempSync(`${tmpdir()}/mq-produce-test-`);
+  const config = loadBrokerConfig({}, {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    MQ_SEGMENT_ZERO_FILL: "false",
+    ...env,
+  }, []);
+  const broker = new Broker({
+    config,
+    files: new NodeFilePort(),
+    nowMs: () => Date.now(),
+    log: () => {},
+    runtime: "test",
+    pid: 1,
+    random: () => 0.5,
+    ...(gate ? { replication: gate } : {}),
+  });
+  await broker.start();
+  try {
+    await f(broker);
+  } finally {
+    await broker.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const body = new TextEncoder().encode("hello");
+
+Deno.test("Broker.produce() asks the replication gate on every write and passes its errors through", async () => {
+  const calls: string[] = [];
+  const notLeader = new BrokerError("NOT_LEADER", "Cannot write: not the leader");
+  const timeout = new BrokerError("REPLICATION_TIMEOUT", "Cannot confirm in time");
+  let refuse = false;
+  let confirmWith: number | BrokerError = 3;
+  const gate: ReplicationGate = {
+    checkWritable() {
+      calls.push("checkWritable");
+      if (refuse) throw notLeader;
+    },
+    confirm(endOffset) {
+      calls.push(`confirm ${endOffset}`);
+      return confirmWith instanceof BrokerError
+        ? Promise.reject(confirmWith)
+        : Promise.resolve(confirmWith);
+    },
+  };
+  await withBroker(gate, {}, async (broker) => {
+    await broker.upsertTopic("t", { readQueueNums: 1, writeQueueNums: 1 });
+    calls.length = 0;
+    const first = await broker.produce("t", { body });
+    assert.deepEqual(Object.keys(first), [
+      "messageId",
+      "topic",
+      "queueId",
+      "queueOffset",
+      "commitLogOffset",
+      "storeTimestamp",
+      "durability",
+      "replicas",
+    ]);
+    assert.equal(first.replicas, 3);
+    assert.equal(first.queueOffset, 0);
+    const end = broker.store.commitLog.wroteOffset;
+    assert.deepEqual(calls, ["checkWritable", `confirm ${end}`]);
+
+    confirmWith = timeout;
+    calls.length = 0;
+    await assert.rejects(broker.produce("t", { body }), (err) => err === timeout);
+    assert.deepEqual(calls, ["checkWritable", `confirm ${broker.store.commitLog.wroteOffset}`]);
+
+    refuse = true;
+    calls.length = 0;
+    const before = broker.store.commitLog.wroteOffset;
+    const refused = broker.produce("t", { body }); // a promise, not a throw
+    await assert.rejects(refused, (err) => err === notLeader);
+    assert.deepEqual(calls, ["checkWritable"]);
+    assert.equal(broker.store.commitLog.wroteOffset, before);
+  });
+});
+
+Deno.test("Broker.produce() rejects a topic without WRITE and a bad message; creates a missing topic", async () => {
+  await withBroker(undefined, {}, async (broker) => {
+    await broker.upsertTopic("ro", { readQueueNums: 1, writeQueueNums: 1, perm: 4 });
+    await assert.rejects(
+      broker.produce("ro", { body }),
+      (err) => err instanceof BrokerError && err.code === "TOPIC_PERMISSION_DENIED",
+    );
+    await broker.upsertTopic("t", { readQueueNums: 1, writeQueueNums: 1 });
+    await assert.rejects(
+      broker.produce("t", { body, queueId: 5 }),
+      (err) => err instanceof BrokerError && err.code === "QUEUE_NOT_FOUND",
+    );
+    const created = await broker.produce("fresh", { body });
+    assert.equal(created.topic, "fresh");
+    assert.equal(created.queueOffset, 0);
+    assert.equal(created.replicas, undefined);
+    assert.ok(broker.topicNames.includes("fresh"));
+  });
+});
+
+Deno.test("Broker.produce() refuses a missing topic when autoCreateTopicEnable is off", async () => {
+  await withBroker(undefined, { MQ_AUTO_CREATE_TOPIC: "false" }, async (broker) => {
+    await assert.rejects(
+      broker.produce("nope", { body }),
+      (err) => err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND",
+    );
+  });
+});
