@@ -121,6 +121,8 @@ export class HaNode {
   /** The log's end as last known (also while a role change has the store closed). */
   #maxOffset = 0;
   #stopped = false;
+  /** A lease read after a link failure, at most one at a time. */
+  #leaseRead: Promise<void> | undefined;
 
   constructor(deps: HaNodeDeps) {
     this.#d = deps;
@@ -513,6 +515,9 @@ export class HaNode {
         config: this.#replicationConfig(),
         log: this.#d.log,
         fenceEpoch: record.epoch,
+        // The link failed: the master may have changed. Read the lease now rather than at
+        // the next poll (TTL/10), so a new master is followed a poll sooner.
+        onError: () => this.#recheckLease(),
       });
       s.slave.start();
     } else {
@@ -564,6 +569,14 @@ export class HaNode {
   }
 
   /** Stops following; the store is closed unless kept (then it is returned, open). */
+  #recheckLease() {
+    if (this.#leaseRead !== undefined || this.#role !== "slave") return;
+    this.#leaseRead = this.#leases.readLease(this.#d.config.brokerName)
+      .then((read) => this.#follow(read.record))
+      .catch(() => {}) // the keeper's next poll tries again
+      .finally(() => this.#leaseRead = undefined);
+  }
+
   async #stopSlave(options: { keepStore?: boolean } = {}): Promise<MessageStore | undefined> {
     const s = this.#slave;
     if (s === undefined) return undefined;
