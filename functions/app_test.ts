@@ -151,3 +151,42 @@ Deno.test("publish rights are per topic pattern", async () => {
   assert.equal((await send("orders-eu")).status, 201);
   assert.equal((await send("payments")).status, 403);
 });
+
+Deno.test("produce: a replay is 200 with Idempotent-Replayed; NOT_LEADER tells the resolver", async () => {
+  const stored = {
+    messageId: "X",
+    topic: "T",
+    queueId: 0,
+    queueOffset: 0,
+    commitLogOffset: 0,
+    storeTimestamp: 1,
+    durability: "WRITTEN" as const,
+  };
+  let replay = true;
+  const broker = fakeBroker({
+    produce: () =>
+      replay
+        ? Promise.resolve({ ...stored, idempotentReplay: true })
+        : Promise.reject(new BrokerError("NOT_LEADER", "Cannot write: not the leader")),
+  });
+  const told: unknown[] = [];
+  const a = await createApp({
+    broker: { get: () => Promise.resolve(broker), failed: (b, err) => told.push(b, err) },
+    apiKeys: [],
+    limits,
+    log: () => {},
+  });
+  const send = () => a.request("/v1/topics/T/messages", { method: "POST", body: "x" });
+  const first = await send();
+  assert.equal(first.status, 200);
+  assert.equal(first.headers.get("idempotent-replayed"), "true");
+  assert.equal((await first.json()).idempotentReplay, true);
+  assert.deepEqual(told, []);
+  replay = false;
+  const refused = await send();
+  assert.equal(refused.status, 503);
+  assert.equal((await refused.json()).code, "NOT_LEADER");
+  assert.equal(told.length, 2);
+  assert.equal(told[0], broker);
+  assert.equal((told[1] as BrokerError).code, "NOT_LEADER");
+});
