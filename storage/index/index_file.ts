@@ -84,7 +84,23 @@ export function indexFileBytes(layout: IndexLayout): number {
 
 /** abs(key.hashCode()); Java's abs(MIN_VALUE) stays negative, which RocketMQ maps to 0. */
 export function indexKeyHash(key: string): number {
-  const hash = javaStringHashCode(key);
+  return absHash(javaStringHashCode(key));
+}
+
+/**
+ * indexKeyHash(`${topic}#${key}`), the key RocketMQ's buildKey makes, without building that
+ * string: String.hashCode is h = 31 * h + c over the UTF-16 units, so it runs on across the
+ * three parts. Every indexed put hashes its UNIQ_KEY this way.
+ */
+export function topicKeyHash(topic: string, key: string): number {
+  let h = 0;
+  for (let i = 0; i < topic.length; i++) h = (Math.imul(h, 31) + topic.charCodeAt(i)) | 0;
+  h = (Math.imul(h, 31) + 35) | 0; // "#"
+  for (let i = 0; i < key.length; i++) h = (Math.imul(h, 31) + key.charCodeAt(i)) | 0;
+  return absHash(h);
+}
+
+function absHash(hash: number): number {
   return hash === -(2 ** 31) ? 0 : Math.abs(hash);
 }
 
@@ -224,6 +240,11 @@ export class IndexFile {
 
   /** Indexes `key` for `record`. Memory only; the caller rolls to a new file when full. */
   putKey(key: string, record: IndexedRecord): void {
+    this.putKeyHash(indexKeyHash(key), record);
+  }
+
+  /** putKey() given the key's indexKeyHash. */
+  putKeyHash(keyHash: number, record: IndexedRecord): void {
     assert(this.#slots !== null && !this.#sealed, "IndexFile.putKey needs a writable file");
     assert(!this.isFull, "IndexFile.putKey on a full file");
     const { commitLogOffset, msgSize, storeTimestamp } = record;
@@ -237,7 +258,6 @@ export class IndexFile {
       h.beginTimestamp = storeTimestamp;
       h.beginPhyOffset = commitLogOffset;
     }
-    const keyHash = indexKeyHash(key);
     const slot = keyHash % this.layout.hashSlotNum;
     const prevIndex = this.#slots[slot];
     if (prevIndex === INVALID_INDEX) h.hashSlotCount++;

@@ -8,6 +8,7 @@ import {
   indexFileBytes,
   indexKeyHash,
   type IndexLayout,
+  topicKeyHash,
 } from "./index_file.ts";
 import { indexFileName, IndexService, type IndexServiceOptions } from "./index_service.ts";
 
@@ -60,6 +61,21 @@ function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+Deno.test("topicKeyHash() equals indexKeyHash() of topic#key, MIN_VALUE and UTF-16 included", () => {
+  const cases: [string, string][] = [
+    ["T", "a"],
+    ["", ""],
+    ["%RETRY%g", "0A01C80711EB80000000010203048001"],
+    ["主题", "键🔑"],
+    // "T#" + these five UTF-16 units has String.hashCode MIN_VALUE, indexed as 0.
+    ["T", String.fromCharCode(4227, 28, 8, 12, 12)],
+  ];
+  for (const [topic, key] of cases) {
+    assert.equal(topicKeyHash(topic, key), indexKeyHash(`${topic}#${key}`), `${topic}#${key}`);
+  }
+  assert.equal(topicKeyHash("T", String.fromCharCode(4227, 28, 8, 12, 12)), 0);
+});
 
 Deno.test("indexKeyHash() is abs(String.hashCode) with MIN_VALUE as 0", () => {
   assert.equal(indexKeyHash("T#a"), 81906); // 84*31^2 + 35*31 + 97

@@ -10,7 +10,7 @@ import type { DispatchRequest } from "../dispatch_request.ts";
 import { TRANSACTION_ROLLBACK_TYPE } from "../dispatch_request.ts";
 import { SYSFLAG_TRANSACTION_MASK } from "../message/record.ts";
 import type { IndexHeader, IndexLayout } from "./index_file.ts";
-import { checkIndexLayout, IndexError, IndexFile, indexKeyHash } from "./index_file.ts";
+import { checkIndexLayout, IndexError, IndexFile, topicKeyHash } from "./index_file.ts";
 
 /** Most offsets one query returns (RocketMQ maxMsgsNumBatch). */
 export const MAX_MSGS_NUM_BATCH = 64;
@@ -100,8 +100,8 @@ export class IndexService {
     if ((req.sysFlag & SYSFLAG_TRANSACTION_MASK) === TRANSACTION_ROLLBACK_TYPE) return;
     const active = this.#indexFiles.at(-1);
     if (active !== undefined && req.commitLogOffset < active.endPhyOffset) return;
-    if (req.uniqKey) this.#putKey(`${req.topic}#${req.uniqKey}`, req);
-    for (const key of req.keys) if (key.length > 0) this.#putKey(`${req.topic}#${key}`, req);
+    if (req.uniqKey) this.#putKey(topicKeyHash(req.topic, req.uniqKey), req);
+    for (const key of req.keys) if (key.length > 0) this.#putKey(topicKeyHash(req.topic, key), req);
   }
 
   /**
@@ -129,7 +129,7 @@ export class IndexService {
       );
     }
     const limit = Math.min(maxNum, MAX_MSGS_NUM_BATCH);
-    const keyHash = indexKeyHash(`${topic}#${key}`);
+    const keyHash = topicKeyHash(topic, key);
     const out: number[] = [];
     for (let i = this.#indexFiles.length - 1; i >= 0 && out.length < limit; i--) {
       const file = this.#indexFiles[i];
@@ -216,10 +216,10 @@ export class IndexService {
     }
   }
 
-  #putKey(key: string, req: DispatchRequest): void {
+  #putKey(keyHash: number, req: DispatchRequest): void {
     let file = this.#indexFiles.at(-1);
     if (file === undefined || file.isFull) file = this.#roll(file);
-    file.putKey(key, req);
+    file.putKeyHash(keyHash, req);
   }
 
   /**
