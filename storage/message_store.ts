@@ -122,7 +122,9 @@ export class MessageStore {
   readonly #log: StoreLog;
   readonly #retention: Retention;
   #checkpoint: StoreCheckpoint | undefined;
-  #topicQueueTable = new Map<string, number>();
+  // Next queue offset per topic, then per queue id: nested so a put looks it up without
+  // building a "topic\0queueId" key string.
+  #topicQueueTable = new Map<string, Map<number, number>>();
   #undispatched: DispatchRequest[] = [];
   #dispatchedOffset = 0;
   #lastStoreTimestamp = 0;
@@ -288,18 +290,18 @@ export class MessageStore {
 
   #put(prepared: PreparedRecord): Promise<PutResult> {
     this.#checkWritable();
-    const key = `${prepared.topic}\u0000${prepared.queueId}`;
     // PREPARED and ROLLBACK records get no ConsumeQueue unit and QUEUEOFFSET 0 (RocketMQ),
     // as recovery and replicas derive from the record's SYSFLAG.
     const sysFlag = prepared.sysFlag;
     const inQueue = buildsConsumeQueue(sysFlag);
-    const queueOffset = !inQueue ? 0 : this.#topicQueueTable.get(key) ??
+    const queues = inQueue ? this.#queuesOf(prepared.topic) : undefined;
+    const queueOffset = queues === undefined ? 0 : queues.get(prepared.queueId) ??
       (this.consumeQueues.find(prepared.topic, prepared.queueId)?.maxOffset ?? 0);
     // Store time rises in file order (it is set inside RocketMQ's put lock).
     const storeTimestamp = Math.max(this.#nowMs(), this.#lastStoreTimestamp);
     this.#lastStoreTimestamp = storeTimestamp;
     const position = this.commitLog.append(prepared, queueOffset, storeTimestamp);
-    if (inQueue) this.#topicQueueTable.set(key, queueOffset + 1);
+    queues?.set(prepared.queueId, queueOffset + 1);
     const props = prepared.properties;
     this.#undispatched.push({
       topic: prepared.topic,
@@ -426,6 +428,12 @@ export class MessageStore {
     return cq;
   }
 
+  #queuesOf(topic: string): Map<number, number> {
+    let queues = this.#topicQueueTable.get(topic);
+    if (queues === undefined) this.#topicQueueTable.set(topic, queues = new Map());
+    return queues;
+  }
+
   /** Recovery sets the next queue offsets from what the ConsumeQueues hold. */
   resetTopicQueueTable() {
     this.#topicQueueTable.clear();
@@ -538,10 +546,7 @@ export class MessageStore {
         }
         const record = item.record;
         if (buildsConsumeQueue(record.sysFlag)) {
-          this.#topicQueueTable.set(
-            `${record.topic}\u0000${record.queueId}`,
-            record.queueOffset + 1,
-          );
+          this.#queuesOf(record.topic).set(record.queueId, record.queueOffset + 1);
         }
         this.#undispatched.push(dispatchRequestOf(record, this.delayLevelsMs));
         this.#lastStoreTimestamp = Math.max(this.#lastStoreTimestamp, record.storeTimestamp);
@@ -581,7 +586,7 @@ export class MessageStore {
 
   /** The queue offset the next record of a queue must carry; undefined for an empty queue. */
   #nextQueueOffset(topic: string, queueId: number): number | undefined {
-    const next = this.#topicQueueTable.get(`${topic}\u0000${queueId}`);
+    const next = this.#topicQueueTable.get(topic)?.get(queueId);
     if (next !== undefined) return next;
     const cq = this.consumeQueues.find(topic, queueId);
     return cq && cq.maxOffset > cq.minOffset ? cq.maxOffset : undefined;
@@ -785,9 +790,7 @@ export class MessageStore {
   /** Removes a topic's ConsumeQueues; its records age out of the CommitLog. */
   deleteTopic(topic: string) {
     this.consumeQueues.destroyTopic(topic);
-    for (const key of [...this.#topicQueueTable.keys()]) {
-      if (key.startsWith(`${topic}\u0000`)) this.#topicQueueTable.delete(key);
-    }
+    this.#topicQueueTable.delete(topic);
   }
 
   /** Clean shutdown: write what is gathered, flush, checkpoint, remove the abort file. */

@@ -261,3 +261,18 @@ Deno.test("MessageStore keeps every SYNC_FLUSH ack across simulated power loss (
     }
   }
 });
+
+Deno.test("MessageStore.deleteTopic() restarts that topic's queue offsets and keeps the others", async () => {
+  const disk = new SimDisk();
+  const store = newStore(disk);
+  await store.open();
+  const put = (topic: string, queueId: number) =>
+    store.putMessage(testMessage(topic, queueId, enc.encode("m"))).then((r) => r.queueOffset);
+  assert.deepEqual(
+    [await put("A", 0), await put("A", 0), await put("A", 1), await put("AB", 0)],
+    [0, 1, 0, 0],
+  );
+  store.deleteTopic("A");
+  assert.deepEqual([await put("A", 0), await put("A", 1), await put("AB", 0)], [0, 0, 1]);
+  await store.close();
+});
