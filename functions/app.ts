@@ -21,6 +21,7 @@ import type {
   ProduceResult,
   SubscriptionInput,
 } from "../runtime/protocol/types.ts";
+import type { BrokerConfig } from "../runtime/config.ts";
 import { Authenticator, type Principal, type Right } from "./auth.ts";
 import { BodyDeadlines, readBody } from "./body.ts";
 import { batchEnvelope, messageFromHeaders, messageFromItem } from "./produce_input.ts";
@@ -36,6 +37,20 @@ export interface FunctionsLimits {
   pullMsgNumsMax: number;
   idempotencyKeyBytesMax: number;
   userPropertiesMax: number;
+}
+
+/** The limits of a broker's own settings (the embedded app enforces what the broker does). */
+export function functionsLimits(config: BrokerConfig): FunctionsLimits {
+  return {
+    maxMessageSize: config.store.maxMessageSize,
+    batchBodyBytesMax: config.batchBodyBytesMax,
+    batchItemsMax: config.batchItemsMax,
+    bodyReadTimeoutMs: config.bodyReadTimeoutMs,
+    pullWaitMsMax: config.pullWaitMsMax,
+    pullMsgNumsMax: config.pullMsgNumsMax,
+    idempotencyKeyBytesMax: config.idempotencyKeyBytesMax,
+    userPropertiesMax: config.userPropertiesMax,
+  };
 }
 
 export interface FunctionsOptions {

@@ -8,10 +8,11 @@ import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
 import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import type { Platform } from "./platform/platform.ts";
-import { createApp } from "../functions/app.ts";
+import { createApp, functionsLimits } from "../functions/app.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode, METADATA_SNAPSHOT_PATH } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
+import { Authenticator } from "../functions/auth.ts";
 
 function problem(err: BrokerError): Response {
   return Response.json(err.toProblem(), {
@@ -102,32 +103,23 @@ async function main() {
       failed: () => {},
     },
     apiKeys: config.apiKeys,
-    limits: {
-      maxMessageSize: config.store.maxMessageSize,
-      batchBodyBytesMax: config.batchBodyBytesMax,
-      batchItemsMax: config.batchItemsMax,
-      bodyReadTimeoutMs: config.bodyReadTimeoutMs,
-      pullWaitMsMax: config.pullWaitMsMax,
-      pullMsgNumsMax: config.pullMsgNumsMax,
-      idempotencyKeyBytesMax: config.idempotencyKeyBytesMax,
-      userPropertiesMax: config.userPropertiesMax,
-    },
+    limits: functionsLimits(config),
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
   });
   // A replicated group's own routes: who leads (open, no secrets) and the metadata a slave
   // copies (admin only: it holds webhook secrets).
+  const auth = await Authenticator.create(config.apiKeys);
   const haRoutes = (req: Request): Response | Promise<Response> | undefined => {
     if (node === undefined || req.method !== "GET") return undefined;
     const path = new URL(req.url).pathname;
     if (path === "/v1/ha/status") return Response.json(node.status());
     if (path !== METADATA_SNAPSHOT_PATH) return undefined;
-    const token = req.headers.get("authorization")?.replace(/^Bearer\s+/i, "");
-    const admins = config.apiKeys.filter((k) => k.admin);
-    if (config.apiKeys.length > 0 && !admins.some((k) => k.key === token)) {
-      return problem(new BrokerError("FORBIDDEN", "Copying metadata needs an admin API key"));
-    }
-    return node.metadataSnapshot().then(
+    const ha = node;
+    return auth.authenticate(req.headers.get("authorization")).then((principal) => {
+      auth.authorize(principal, "admin");
+      return ha.metadataSnapshot();
+    }).then(
       (bytes) =>
         new Response(bytes as Uint8Array<ArrayBuffer>, {
           headers: { "content-type": "application/json" },

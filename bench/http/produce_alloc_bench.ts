@@ -20,7 +20,7 @@ import { Hono } from "hono";
 import { commandLine, runtimeInfo } from "../support.ts";
 import { loadBrokerConfig } from "../../runtime/config.ts";
 import { Broker } from "../../runtime/broker.ts";
-import { createApp } from "../../functions/app.ts";
+import { createApp, functionsLimits } from "../../functions/app.ts";
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
 
 const flags = commandLine();
@@ -57,16 +57,7 @@ await broker.upsertTopic("bench", { readQueueNums: 8, writeQueueNums: 8 });
 const app = await createApp({
   broker: { get: () => Promise.resolve(broker), failed: () => {} },
   apiKeys: [],
-  limits: {
-    maxMessageSize: config.store.maxMessageSize,
-    batchBodyBytesMax: config.batchBodyBytesMax,
-    batchItemsMax: config.batchItemsMax,
-    bodyReadTimeoutMs: config.bodyReadTimeoutMs,
-    pullWaitMsMax: config.pullWaitMsMax,
-    pullMsgNumsMax: config.pullMsgNumsMax,
-    idempotencyKeyBytesMax: config.idempotencyKeyBytesMax,
-    userPropertiesMax: config.userPropertiesMax,
-  },
+  limits: functionsLimits(config),
   log: () => {},
 });
 // The baseline of bench/http/hello_server.ts.

@@ -40,9 +40,6 @@ import type { Logger } from "../log.ts";
  * and bounds what a replica parses and holds in memory at once. */
 export const METADATA_SNAPSHOT_BYTES_MAX = 64 * 1024 * 1024;
 
-/** ms between a follower's rounds: SlaveSynchronize's period in BrokerController (10 s). */
-export const METADATA_SYNC_INTERVAL_MS = 10_000;
-
 /** Parameters per INSERT: SQLite's oldest default limit is 999 (SQLITE_MAX_VARIABLE_NUMBER);
  * offset_store.ts stays at 500 too. */
 const PARAMS_PER_STATEMENT_MAX = 500;
@@ -334,7 +331,7 @@ export interface MetadataFollowerOptions {
   fetchSnapshot: (signal: AbortSignal) => Promise<Uint8Array>;
   /** Stores a decoded, checked snapshot: importMetadata, then reload what memory holds. */
   apply: (snapshot: MetadataSnapshot) => Promise<void>;
-  /** ms from the end of one round to the start of the next (METADATA_SYNC_INTERVAL_MS). */
+  /** ms from the end of one round to the start of the next (the broker's haMetadataSyncIntervalMs). */
   intervalMs: number;
   log: Logger;
   /** Wall-clock ms, for lastSyncedAtMs. */

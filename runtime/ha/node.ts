@@ -19,14 +19,11 @@
 // flush and, in SYNC mode, after inSyncReplicas replicas hold it). So a replica that lost
 // its lease acknowledges nothing, even if it was paused while the put was in flight.
 import process from "node:process";
-import type { FilePort } from "../../storage/file_port.ts";
 import { joinPath } from "../../storage/file_port.ts";
 import { MessageStore } from "../../storage/message_store.ts";
 import { EPOCH_FILE_NAME, EpochFile } from "../../storage/ha/epoch_file.ts";
-import { Broker, type ReplicationGate } from "../broker.ts";
-import type { BrokerConfig } from "../config.ts";
+import { Broker, type BrokerDeps, type ReplicationGate } from "../broker.ts";
 import type { KvPort } from "../kv/kv_port.ts";
-import type { Logger } from "../log.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { BrokerClient } from "../protocol/types.ts";
 import { type RouteRegistration, startRouteRegistration } from "../route_registry.ts";
@@ -39,16 +36,9 @@ import { type MasterAddress, ReplicationSlave } from "./replication_slave.ts";
 import { importMetadata, MetadataFollower } from "./metadata_sync.ts";
 import { type MetadataDbHandle, openMetadataDb } from "../../storage/metadata/sqlite.ts";
 
-export interface HaNodeDeps {
-  config: BrokerConfig;
-  files: FilePort;
-  /** Wall clock, ms since 1970. */
-  nowMs: () => number;
-  log: Logger;
-  runtime: string;
-  pid: number;
-  random: () => number;
-  diskUsedRatio?: () => number;
+/** What a Broker needs (the node starts one per mastership; nowMs is the wall clock),
+ * plus the replica's own parts. */
+export interface HaNodeDeps extends Omit<BrokerDeps, "store" | "replication"> {
   kv: KvPort;
   /** host:port clients reach this broker's HTTP API at. */
   httpAddress: string;

@@ -125,5 +125,3 @@ export class Cluster implements AsyncDisposable {
 export function tail(proc: BrokerProcess | undefined, lines = 30): string {
   return proc ? proc.child.stderr.join("").split("\n").slice(-lines).join("\n") : "(not running)";
 }
-
-export type { ChildRun };
