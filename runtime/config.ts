@@ -202,7 +202,7 @@ export const SETTINGS: Setting[] = [
     "store.segmentZeroFill",
     "MQ_SEGMENT_ZERO_FILL",
     "bool",
-    "Zero-fill new segments ahead of use. Default true.",
+    "Zero-fill new segments ahead of use (faster fdatasync). Default: true under SYNC_FLUSH, false under ASYNC_FLUSH.",
   ),
   s(
     "autoCreateTopicEnable",

@@ -1,6 +1,7 @@
 // Settings: sources in order (file, environment, flags), and refusals with a clear message.
 import assert from "node:assert/strict";
 import { ConfigError, loadBrokerConfig, SETTINGS } from "./config.ts";
+import { zeroFillSegments } from "../storage/config.ts";
 
 Deno.test("config: file, then environment, then flags; later wins", () => {
   const c = loadBrokerConfig(
@@ -37,4 +38,13 @@ Deno.test("config: replication settings are checked", () => {
 Deno.test("config: every setting has a distinct flag and environment variable", () => {
   assert.equal(new Set(SETTINGS.map((s) => s.flag)).size, SETTINGS.length);
   assert.equal(new Set(SETTINGS.map((s) => s.env)).size, SETTINGS.length);
+});
+
+Deno.test("config: segments are zero-filled under SYNC_FLUSH only, unless set", () => {
+  const fill = (env: Record<string, string>) =>
+    zeroFillSegments(loadBrokerConfig({}, env, []).store);
+  assert.equal(fill({}), false, "ASYNC_FLUSH (the default): no second write of every byte");
+  assert.equal(fill({ MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH" }), true);
+  assert.equal(fill({ MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH", MQ_SEGMENT_ZERO_FILL: "false" }), false);
+  assert.equal(fill({ MQ_SEGMENT_ZERO_FILL: "true" }), true);
 });

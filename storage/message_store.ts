@@ -4,7 +4,7 @@
 import { setImmediate } from "node:timers";
 import type { FilePort } from "./file_port.ts";
 import { joinPath } from "./file_port.ts";
-import type { StoreConfig } from "./config.ts";
+import { type StoreConfig, zeroFillSegments } from "./config.ts";
 import { StoreError } from "./errors.ts";
 import { CommitLog } from "./commit_log/commit_log.ts";
 import { GroupCommit } from "./commit_log/group_commit.ts";
@@ -152,7 +152,7 @@ export class MessageStore {
       dir: joinPath(root, "commitlog"),
       segmentBytes: this.config.mappedFileSizeCommitLog,
       writeBatchBytesMax: this.config.writeBatchBytesMax,
-      zeroFill: this.config.segmentZeroFill,
+      zeroFill: zeroFillSegments(this.config),
     });
     this.groupCommit = new GroupCommit(this.commitLog, {
       syncFlushTimeoutMs: this.config.syncFlushTimeout,

@@ -16,13 +16,12 @@ const CHUNK_BYTES = 1024 * 1024;
  * crowds out appends; Deno runs part of each async write on the main thread. Appends that
  * outrun it simply get a sparse segment. */
 const PAUSE_MS = 10;
-// TODO(#3): the fill still costs the foreground while it runs. bench/http/produce_bench.ts
-// (quiet 2-core machine) with MQ_SEGMENT_ZERO_FILL=false: single produces Bun ~37k -> ~52k/s,
-// Deno ~26k -> ~33k/s; on Bun the wake p99 of 3.3-5 ms comes from the fill of the third
-// segment (the bench rolls past 1 GiB): every other produce takes ~2 ms; not so without it.
-// 128 KiB chunks every 1 ms helped Bun (wake p99 3.5 -> 2.2 ms) but hurt Deno (1.5 -> 3.5
-// ms); batch fell 15-18% on both. Pacing by append progress or idleness is the next
-// thing to try.
+// The fill costs the foreground while it runs, so by default it runs under SYNC_FLUSH only,
+// where it pays (zeroFillSegments). bench/http/produce_bench.ts (ASYNC_FLUSH, quiet 2-core
+// machine) with and without it: single produces Bun ~37k vs ~52k/s, Deno ~26k vs ~33k/s;
+// on Bun every other produce took ~2 ms while the third segment filled.
+// TODO: under SYNC_FLUSH, pace by append progress or idleness. 128 KiB chunks every 1 ms
+// helped Bun (wake p99 3.5 -> 2.2 ms) but hurt Deno (1.5 -> 3.5 ms); batch fell 15-18%.
 
 export class SegmentPreparation {
   #cancelled = false;
