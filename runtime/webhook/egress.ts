@@ -5,7 +5,7 @@ import type { BrokerConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { WebhookTransport } from "./delivery_service.ts";
-import { UndiciWebhookClient } from "./undici_delivery.ts";
+import { H1WebhookClient } from "./h1_delivery.ts";
 import {
   checkWebhookUrl,
   createCachingResolver,
@@ -42,9 +42,8 @@ export function createEgress(
   });
   const resolver = options.resolver ??
     createCachingResolver(createSystemResolver(), { nowMs });
-  // undici with a pinned connect: same guarantees as WebhookHttpClient (node:http) and
-  // 1.4-1.9x its POSTs/s on both runtimes (undici_delivery.ts, issue #6).
-  const client = new UndiciWebhookClient({
+  // Our own HTTP/1.1 client with a pinned connect (h1_delivery.ts, issue #6).
+  const client = new H1WebhookClient({
     policy,
     totalTimeoutMs: config.webhookTimeoutMsDefault,
     bodyPrefixBytes: config.webhookLogResponseBytes,
