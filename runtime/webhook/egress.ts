@@ -14,6 +14,7 @@ import {
   type EgressPolicy,
   resolveAndVet,
   type Resolver,
+  VetMemo,
 } from "./ssrf.ts";
 
 export interface WebhookEgress {
@@ -50,6 +51,7 @@ export function createEgress(
     nowMs,
   });
   const decoder = new TextDecoder();
+  const vets = { memo: new VetMemo(policy) };
 
   const checkUrl = (raw: string) => {
     const checked = checkWebhookUrl(raw, policy);
@@ -61,7 +63,7 @@ export function createEgress(
     // resolved (cached) and vetted on every delivery, here and again in postPinned.
     const target = client.checkTarget(req.url);
     if (!target.ok) throw target.error;
-    const vetted = await resolveAndVet(target.host, policy, resolver);
+    const vetted = await resolveAndVet(target.host, policy, resolver, vets);
     if (!vetted.ok) throw vetted.error;
     const outcome = await client.postPinned({
       url: req.url,

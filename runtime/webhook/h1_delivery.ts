@@ -23,7 +23,7 @@ import {
   type Checked,
   checkWebhookUrl,
   type EgressPolicy,
-  vetAddress,
+  VetMemo,
   type VettedAddress,
 } from "./ssrf.ts";
 import {
@@ -75,6 +75,7 @@ const CRLF2 = Buffer.from("\r\n\r\n");
 /** Webhook POSTs with pinned addresses over keep-alive connections of our own. */
 export class H1WebhookClient {
   readonly #policy: EgressPolicy;
+  readonly #vets: VetMemo;
   readonly #settings: Settings;
   /** One pool per origin and vetted address; the oldest is closed past the bound. */
   readonly #pools = new Map<string, Pool>();
@@ -85,6 +86,7 @@ export class H1WebhookClient {
 
   constructor(options: WebhookHttpClientOptions) {
     this.#policy = options.policy;
+    this.#vets = new VetMemo(options.policy);
     const idleConnectionMs = options.idleConnectionMs ?? WEBHOOK_IDLE_CONNECTION_MS_DEFAULT;
     this.#settings = {
       connectTimeoutMs: options.connectTimeoutMs ?? WEBHOOK_CONNECT_TIMEOUT_MS_DEFAULT,
@@ -137,7 +139,7 @@ export class H1WebhookClient {
     const href = request.url instanceof URL ? request.url.href : request.url;
     const target = this.checkTarget(href);
     if (!target.ok) return refused("refused-url", target.error.message, target.error);
-    const vetted = vetAddress(target.host, request.address.address, this.#policy);
+    const vetted = this.#vets.vet(target.host, request.address.address);
     if (!vetted.ok) return refused("refused-address", vetted.error.message, vetted.error);
     const pool = this.#pool(target, vetted.address);
     const bytes = pool.requestBytes(target, request);

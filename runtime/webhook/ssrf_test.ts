@@ -13,6 +13,7 @@ import {
   type ResolvedAddress,
   type Resolver,
   vetAddress,
+  VetMemo,
   WebhookTargetError,
 } from "./ssrf.ts";
 import { WebhookHttpClient } from "./http_delivery.ts";
@@ -334,6 +335,28 @@ Deno.test("resolveAndVet() vets IP literals without DNS and reports DNS failures
   const slow = await resolveAndVet("slow.example.com", strict, never, { dnsTimeoutMs: 20 });
   assert.ok(!slow.ok);
   assert.equal(slow.error.message, "Resolving slow.example.com timed out");
+});
+
+Deno.test("resolveAndVet() with a VetMemo gives the same verdicts and still vets every DNS answer", async () => {
+  const memo = new VetMemo(strict);
+  const hosts = ["2606:4700:4700::1111", "93.184.216.34", "127.0.0.1", "10.1.2.3", "999.1.1.1"];
+  for (const host of [...hosts, ...hosts]) {
+    const { resolver } = stubResolver(new Error("ENOTFOUND"));
+    const plain = await resolveAndVet(host, strict, resolver);
+    const remembered = await resolveAndVet(host, strict, resolver, { memo });
+    assert.deepEqual(remembered, plain, host);
+  }
+  // A remembered verdict is per address, never per name: the second answer is vetted anew.
+  const { resolver } = stubResolver([v4("93.184.216.34")], [v4("127.0.0.1")]);
+  assert.ok((await resolveAndVet("rebind.example.com", strict, resolver, { memo })).ok);
+  const second = await resolveAndVet("rebind.example.com", strict, resolver, { memo });
+  assert.ok(!second.ok);
+  assert.equal(second.error.range, "127.0.0.0/8");
+  const other = createEgressPolicy({ allowHosts: ["127.0.0.1/32"] });
+  await assert.rejects(
+    () => resolveAndVet("127.0.0.1", other, resolver, { memo }),
+    /another policy/,
+  );
 });
 
 Deno.test("resolveAndVet() lets allowlisted names and ranges through", async () => {
