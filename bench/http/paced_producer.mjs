@@ -17,7 +17,9 @@ const seconds = Number(secondsText);
 const connections = Number(connText);
 const bodyBytes = Number(bytesText);
 if (!(rate > 0 && seconds > 0 && connections > 0 && bodyBytes >= 0)) {
-  process.stderr.write("usage: paced_producer.mjs <url> <rate> <seconds> [connections] [body-bytes]\n");
+  process.stderr.write(
+    "usage: paced_producer.mjs <url> <rate> <seconds> [connections] [body-bytes]\n",
+  );
   process.exit(2);
 }
 

@@ -219,9 +219,9 @@ try {
   await Promise.all(consumers);
   e2e.sort((a, b) => a - b);
   say(
-    `  ${achieved} msgs/s produced, ${e2e.length} received, p50 ${percentile(e2e, 0.5).toFixed(2)} ms, p99 ${
-      percentile(e2e, 0.99).toFixed(2)
-    } ms`,
+    `  ${achieved} msgs/s produced, ${e2e.length} received, p50 ${
+      percentile(e2e, 0.5).toFixed(2)
+    } ms, p99 ${percentile(e2e, 0.99).toFixed(2)} ms`,
   );
 
   say("long-poll wake latency…");

@@ -1,10 +1,8 @@
-// Webhook POSTs per second from one client to one loopback receiver: our two pinned
-// clients (URL re-check, address re-vet), on node:http keep-alive agents
-// (runtime/webhook/http_delivery.ts) and on undici's Pool (runtime/webhook/undici_delivery.ts,
-// which egress.ts uses since issue #6), beside two same-run baselines, a bare node:http
-// keep-alive request (the floor of the first) and the runtime's fetch (the alternative we
-// did not take: it honours proxy variables and cannot pin a TLS connection portably). Same
-// file on Deno and Bun:
+// Webhook POSTs per second from one client to one loopback receiver: our pinned client
+// (URL re-check, address re-vet, runtime/webhook/h1_delivery.ts, which egress.ts uses since
+// issue #6) beside two same-run baselines, a bare node:http keep-alive request and the
+// runtime's fetch (the alternative we did not take: it honours proxy variables and cannot
+// pin a TLS connection portably). Same file on Deno and Bun:
 //
 //   deno run -A bench/webhook/post_client_bench.ts [--seconds 2] [--rounds 3] [--concurrency 1,32] [--json]
 //   bun run bench/webhook/post_client_bench.ts     [--seconds 2] [--rounds 3] [--concurrency 1,32] [--json]
@@ -18,8 +16,7 @@ import { spawn } from "node:child_process";
 import http from "node:http";
 import process from "node:process";
 import { createInterface } from "node:readline";
-import { WebhookHttpClient } from "../../runtime/webhook/http_delivery.ts";
-import { UndiciWebhookClient } from "../../runtime/webhook/undici_delivery.ts";
+import { H1WebhookClient } from "../../runtime/webhook/h1_delivery.ts";
 import { createEgressPolicy, type VettedAddress } from "../../runtime/webhook/ssrf.ts";
 import { commandLine, count, ratio, round, runtimeInfo, say } from "../support.ts";
 
@@ -46,7 +43,7 @@ const HEADERS = {
 };
 const LOOPBACK: VettedAddress = { address: "127.0.0.1", family: 4 };
 
-type PinnedClient = WebhookHttpClient | UndiciWebhookClient;
+type PinnedClient = H1WebhookClient;
 
 /** A candidate that goes through the whole pinned path: URL re-check, address re-vet. */
 function pinned(name: string, build: (port: number, concurrency: number) => PinnedClient) {
@@ -82,9 +79,7 @@ const pinnedOptions = (port: number, concurrency: number) => ({
 });
 
 const CANDIDATES: Candidate[] = [
-  pinned("postPinned", (port, c) => new WebhookHttpClient(pinnedOptions(port, c))),
-  // Issue #6: the same guarantees on undici's Pool with a pinned connect (egress.ts uses it).
-  pinned("undici pinned", (port, c) => new UndiciWebhookClient(pinnedOptions(port, c))),
+  pinned("postPinned", (port, c) => new H1WebhookClient(pinnedOptions(port, c))),
   {
     name: "node:http keep-alive",
     make(port, concurrency) {
@@ -167,7 +162,6 @@ async function main() {
       const ours = rates["postPinned"];
       say(`    postPinned / node:http ratio ${ratio(ours / rates["node:http keep-alive"])}`);
       say(`    postPinned / fetch     ratio ${ratio(ours / rates["fetch"])}`);
-      say(`    undici / postPinned    ratio ${ratio(rates["undici pinned"] / ours)}`);
       results[`c${concurrency}`] = Object.fromEntries(
         Object.entries(rates).map(([name, rate]) => [name, round(rate)]),
       );

@@ -16,7 +16,7 @@ import {
   VetMemo,
   WebhookTargetError,
 } from "./ssrf.ts";
-import { WebhookHttpClient } from "./http_delivery.ts";
+import { H1WebhookClient } from "./h1_delivery.ts";
 
 const strict = createEgressPolicy();
 
@@ -438,7 +438,7 @@ Deno.test("postPinned() connects to the vetted address, never re-resolving the n
   // The system resolver cannot resolve receiver.invalid; only the stub maps it, first to
   // the allowlisted receiver, then (rebinding) to an address the policy refuses.
   const { resolver, calls } = stubResolver([v4("127.0.0.1")], [v4("192.0.2.1")]);
-  const client = new WebhookHttpClient({ policy });
+  const client = new H1WebhookClient({ policy });
   try {
     const url = `http://receiver.invalid:${server.addr.port}/hook`;
     const target = checkWebhookUrl(url, policy);
