@@ -83,42 +83,73 @@ export function messageFromHeaders(
   limits: InputLimits,
 ): ProduceMessage {
   const m: ProduceMessage = { body };
-  const tag = headers.get("mq-tag");
+  // One pass over the headers instead of a get() per name: on Deno each get() lowercases
+  // and scans every header (~1 µs of a produce's ~30). Values are checked afterwards, in
+  // a fixed order, so the first error reported does not depend on header order.
+  let tag: string | null = null, keys: string | null = null, sharding: string | null = null;
+  let queueIdText: string | null = null, delayText: string | null = null;
+  let levelText: string | null = null, atText: string | null = null;
+  let contentType: string | null = null, idem: string | null = null;
+  let properties: Record<string, string> | undefined;
+  let count = 0;
+  headers.forEach((value, name) => {
+    if (name.startsWith("mq-")) {
+      switch (name) {
+        case "mq-tag":
+          tag = value;
+          return;
+        case "mq-keys":
+          keys = value;
+          return;
+        case "mq-sharding-key":
+          sharding = value;
+          return;
+        case "mq-queue-id":
+          queueIdText = value;
+          return;
+        case "mq-delay-ms":
+          delayText = value;
+          return;
+        case "mq-delay-level":
+          levelText = value;
+          return;
+        case "mq-deliver-at":
+          atText = value;
+          return;
+      }
+      if (name.startsWith("mq-prop-")) {
+        (properties ??= Object.create(null) as Record<string, string>)[name.slice(8)] = value;
+        count++;
+      }
+    } else if (name === "content-type") contentType = value;
+    else if (name === "idempotency-key") idem = value;
+  });
   if (tag !== null) m.tag = checkTag(tag);
-  const keys = headers.get("mq-keys");
-  if (keys !== null) m.keys = checkKeys(keys.split(" ").filter((k) => k.length > 0));
-  const sharding = headers.get("mq-sharding-key");
+  if (keys !== null) {
+    m.keys = checkKeys((keys as string).split(" ").filter((k) => k.length > 0));
+  }
   if (sharding !== null) {
     m.shardingKey = checkText("Mq-Sharding-Key", sharding, SHARDING_KEY_CHARS_MAX);
   }
-  const queueId = parseNonNegativeInt("Mq-Queue-Id", headers.get("mq-queue-id"), 65535);
+  const queueId = parseNonNegativeInt("Mq-Queue-Id", queueIdText, 65535);
   if (queueId !== undefined) m.queueId = queueId;
-  const delay = parseNonNegativeInt("Mq-Delay-Ms", headers.get("mq-delay-ms"));
+  const delay = parseNonNegativeInt("Mq-Delay-Ms", delayText);
   if (delay !== undefined) m.delayMs = delay;
-  const level = parseNonNegativeInt("Mq-Delay-Level", headers.get("mq-delay-level"), 1000);
+  const level = parseNonNegativeInt("Mq-Delay-Level", levelText, 1000);
   if (level !== undefined) m.delayLevel = level;
-  const at = parseNonNegativeInt("Mq-Deliver-At", headers.get("mq-deliver-at"));
+  const at = parseNonNegativeInt("Mq-Deliver-At", atText);
   if (at !== undefined) m.deliverAt = at;
-  const contentType = headers.get("content-type");
   if (contentType !== null) {
     m.contentType = checkText("Content-Type", contentType, CONTENT_TYPE_CHARS_MAX);
   }
-  const idem = headers.get("idempotency-key");
   if (idem !== null) m.idempotencyKey = checkIdempotencyKey(idem, limits);
-  const properties: Record<string, string> = Object.create(null);
-  let count = 0;
-  headers.forEach((value, name) => {
-    if (!name.startsWith("mq-prop-")) return;
-    properties[name.slice(8)] = value;
-    count++;
-  });
   if (count > limits.userPropertiesMax) {
     throw new BrokerError(
       "INVALID_PROPERTY",
       `Cannot set ${count} properties: at most ${limits.userPropertiesMax}`,
     );
   }
-  if (count > 0) m.properties = { ...properties };
+  if (properties !== undefined) m.properties = { ...properties };
   return m;
 }
 
