@@ -6,9 +6,11 @@
 // process with keep-alive fetch. Figures:
 //   produce_vs_hello_ratio  single 1 KiB produces/s over hello POSTs/s, 64 connections
 //   batch_msgs_per_s        100 x 1 KiB per POST, 16 connections
-//   e2e_p50_ms/e2e_p99_ms   produce start -> message in a long-polling consumer, at about
-//                           half the measured peak produce rate
-//   wake_p99_ms             produce ack -> held pull answered (one queue, one consumer)
+//   e2e_p50_ms/e2e_p99_ms   broker accepts a produce -> message in a long-polling consumer,
+//                           at about half the measured peak produce rate, after
+//                           --e2e-warmup-s (1) unrecorded
+//   wake_p99_ms             produce start -> held pull answered (one queue, one consumer),
+//                           200 samples after 20 unrecorded
 // Single produces and the hello baseline are driven by autocannon (Node.js, a separate
 // process, 64 connections); the other phases by this process's fetch. The load generator
 // shares the 2 cores with the servers, so absolute figures are for about half the
@@ -22,6 +24,12 @@ import { MqClient } from "../../client/mod.ts";
 const args = process.argv.slice(2);
 const json = args.includes("--json");
 const seconds = Number(args[args.indexOf("--seconds") + 1] ?? 0) || 5;
+/** --e2e-warmup-s S: the end-to-end phase runs this long first, unrecorded (default 1). */
+const e2eWarmupS = args.includes("--e2e-warmup-s")
+  ? Number(args[args.indexOf("--e2e-warmup-s") + 1])
+  : 1;
+/** Held pulls answered, unrecorded, before the wake-up latency phase records 200. */
+const WAKE_WARMUP = 20;
 /** --e2e-rate N: produce rate of the end-to-end phase (default: half the measured peak). */
 const e2eRate = args.includes("--e2e-rate")
   ? Number(args[args.indexOf("--e2e-rate") + 1])
@@ -200,20 +208,33 @@ try {
   // machine, same clock): the broker's produce -> store -> dispatch -> wake -> answer path,
   // without the load generator's own queueing.
   const target = e2eRate ?? Math.max(100, produceRate / 2);
-  say(`end-to-end latency at ~${target.toFixed(0)} msgs/s (paced producer)…`);
+  say(
+    `end-to-end latency at ~${
+      target.toFixed(0)
+    } msgs/s (paced producer), ${e2eWarmupS} s unrecorded first…`,
+  );
   const e2e: number[] = [];
   let consuming = true;
+  // Steady state only: the pull path, the consumer and the new topic's files are cold at
+  // first, and in one Bun run that first second held most of the samples above 5 ms.
+  const recordFrom = Date.now() + e2eWarmupS * 1000;
   const start = await mq.getOffsets(await ensureGroup(), "e2e");
   const consumers = [0, 1, 2, 3].map(async (q) => {
     let offset = start.queues[q].maxOffset;
     while (consuming) {
       const page = await mq.pull("e2e", q, { offset, waitMs: 500, max: 256 });
       const now = Date.now();
-      for (const m of page.messages) e2e.push(now - m.bornTimestamp);
+      for (const m of page.messages) {
+        if (m.bornTimestamp >= recordFrom) e2e.push(now - m.bornTimestamp);
+      }
       offset = page.nextOffset;
     }
   });
-  const achieved = await paced(broker.url + "/v1/topics/e2e/messages", target, seconds);
+  const achieved = await paced(
+    broker.url + "/v1/topics/e2e/messages",
+    target,
+    seconds + e2eWarmupS,
+  );
   await new Promise((r) => setTimeout(r, 600));
   consuming = false;
   await Promise.all(consumers);
@@ -227,7 +248,7 @@ try {
   say("long-poll wake latency…");
   const wakes: number[] = [];
   let wakeOffset = (await mq.pull("wake", 0, { offset: 0, max: 1 })).maxOffset;
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < WAKE_WARMUP + 200; i++) {
     const held = mq.pull("wake", 0, { offset: wakeOffset, waitMs: 5000 });
     await new Promise((r) => setTimeout(r, 5));
     // From the produce request's start: includes the produce's own HTTP path, so it is an
@@ -236,7 +257,7 @@ try {
     const answeredAt = held.then(() => performance.now());
     await mq.produce("wake", { body: "w" });
     const page = await held;
-    wakes.push((await answeredAt) - started);
+    if (i >= WAKE_WARMUP) wakes.push((await answeredAt) - started);
     wakeOffset = page.nextOffset;
   }
   wakes.sort((a, b) => a - b);
@@ -251,6 +272,7 @@ try {
     produce_msgs_per_s: Math.round(produceRate),
     produce_vs_hello_ratio: Number((produceRate / helloRate).toFixed(3)),
     batch_msgs_per_s: Math.round(batchRate),
+    e2e_warmup_s: e2eWarmupS,
     e2e_rate_msgs_per_s: Math.round(target),
     e2e_achieved_msgs_per_s: achieved,
     e2e_p50_ms: Number(percentile(e2e, 0.5).toFixed(3)),
