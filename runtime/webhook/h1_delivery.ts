@@ -61,6 +61,7 @@ interface Settings {
   readonly responseHeaderBytesMax: number;
   readonly connectionsPerAddressMax: number;
   readonly idleConnectionMs: number;
+  readonly targetsCachedMax: number;
   readonly userAgent: string;
   readonly nowMs: () => number;
   readonly caCerts: string[] | undefined;
@@ -70,7 +71,27 @@ interface Settings {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A header value we can send as latin1 bytes: no CR, LF, NUL or other controls but tab. */
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
-const CRLF2 = Buffer.from("\r\n\r\n");
+/** Longest chunk-size or trailer line we read. */
+const CHUNK_LINE_BYTES_MAX = 4096;
+
+/** [end of the line's content, index after its LF] of the first line end at or after
+ * `from` (LF or CR LF); undefined if none yet. */
+function lineEnd(bytes: Buffer, from: number): [number, number] | undefined {
+  const lf = bytes.indexOf(10, from);
+  if (lf < 0) return undefined;
+  return [lf > 0 && bytes[lf - 1] === 13 ? lf - 1 : lf, lf + 1];
+}
+
+/** [end of the head, index after the empty line that ends it], the empty line being LF
+ * or CR LF after a line end; undefined if not there yet. */
+function headEnd(bytes: Buffer, from: number): [number, number] | undefined {
+  for (let lf = bytes.indexOf(10, from); lf >= 0; lf = bytes.indexOf(10, lf + 1)) {
+    if (bytes[lf + 1] === 10) return [lf, lf + 2];
+    if (bytes[lf + 1] === 13 && bytes[lf + 2] === 10) return [lf, lf + 3];
+    if (lf + 2 >= bytes.length) return undefined;
+  }
+  return undefined;
+}
 
 /** Webhook POSTs with pinned addresses over keep-alive connections of our own. */
 export class H1WebhookClient {
@@ -79,6 +100,8 @@ export class H1WebhookClient {
   readonly #settings: Settings;
   /** One pool per origin and vetted address; the oldest is closed past the bound. */
   readonly #pools = new Map<string, Pool>();
+  /** Evicted pools still serving what they accepted; close() ends them too. */
+  readonly #retired = new Set<Pool>();
   readonly #inflight = new Set<Attempt>();
   readonly #targets = new Map<string, Checked<PreparedTarget>>();
   readonly #sweeper: ReturnType<typeof setInterval>;
@@ -98,6 +121,7 @@ export class H1WebhookClient {
       connectionsPerAddressMax: options.connectionsPerAddressMax ??
         WEBHOOK_CONNECTIONS_PER_ADDRESS_MAX_DEFAULT,
       idleConnectionMs,
+      targetsCachedMax: options.targetsCachedMax ?? WEBHOOK_TARGETS_CACHED_MAX_DEFAULT,
       userAgent: options.userAgent ?? "edgemq-webhooks",
       nowMs: options.nowMs ?? (() => performance.now()),
       caCerts: options.caCerts ? [...options.caCerts] : undefined,
@@ -116,7 +140,7 @@ export class H1WebhookClient {
     if (hit !== undefined) return hit;
     const checked = checkWebhookUrl(href, this.#policy);
     const prepared: Checked<PreparedTarget> = checked.ok ? prepare(checked) : checked;
-    if (this.#targets.size >= WEBHOOK_TARGETS_CACHED_MAX_DEFAULT) {
+    if (this.#targets.size >= this.#settings.targetsCachedMax) {
       this.#targets.delete(this.#targets.keys().next().value!);
     }
     this.#targets.set(href, prepared);
@@ -141,9 +165,9 @@ export class H1WebhookClient {
     if (!target.ok) return refused("refused-url", target.error.message, target.error);
     const vetted = this.#vets.vet(target.host, request.address.address);
     if (!vetted.ok) return refused("refused-address", vetted.error.message, vetted.error);
-    const pool = this.#pool(target, vetted.address);
-    const bytes = pool.requestBytes(target, request);
+    const bytes = requestBytes(target, request, this.#settings.userAgent);
     if (typeof bytes === "string") return refused("network", bytes);
+    const pool = this.#pool(target, vetted.address);
     return new Promise((resolve) => {
       const attempt = new Attempt(pool, bytes, request, startMs, (outcome) => {
         this.#inflight.delete(attempt);
@@ -159,8 +183,9 @@ export class H1WebhookClient {
     this.#closed = true;
     clearInterval(this.#sweeper);
     for (const attempt of this.#inflight) attempt.fail("aborted", "The webhook client was closed");
-    const closing = [...this.#pools.values()].map((pool) => pool.destroy());
+    const closing = [...this.#pools.values(), ...this.#retired].map((pool) => pool.destroy());
     this.#pools.clear();
+    this.#retired.clear();
     await Promise.all(closing);
   }
 
@@ -172,15 +197,44 @@ export class H1WebhookClient {
     const key = `${target.url.origin} ${address.address}`;
     const hit = this.#pools.get(key);
     if (hit !== undefined) return hit;
-    if (this.#pools.size >= WEBHOOK_TARGETS_CACHED_MAX_DEFAULT) {
+    if (this.#pools.size >= this.#settings.targetsCachedMax) {
       const [oldestKey, oldest] = this.#pools.entries().next().value!;
       this.#pools.delete(oldestKey);
-      oldest.retire(); // lets its requests in flight finish
+      oldest.retire(); // lets its requests in flight and queued finish
+      for (const pool of this.#retired) if (pool.finished) this.#retired.delete(pool);
+      this.#retired.add(oldest);
     }
     const pool = new Pool(this.#settings, target, address);
     this.#pools.set(key, pool);
     return pool;
   }
+}
+
+/** The whole request to `target`, head and body, as one buffer; or why it cannot be sent. */
+function requestBytes(
+  target: PreparedTarget,
+  request: PinnedPostRequest,
+  userAgent: string,
+): Uint8Array | string {
+  const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body;
+  let head = `POST ${target.path} HTTP/1.1\r\nhost: ${target.url.host}\r\n`;
+  let agent = false;
+  const given = request.headers ?? {};
+  for (const name of Object.keys(given)) {
+    const value = given[name];
+    const lower = name.toLowerCase();
+    if (NOT_OURS.has(lower)) continue;
+    if (!TOKEN.test(name) || BAD_VALUE.test(value)) return `Cannot send header ${name}`;
+    if (lower === "user-agent") agent = true;
+    head += `${name}: ${value}\r\n`;
+  }
+  if (!agent) head += `user-agent: ${userAgent}\r\n`;
+  head += `content-length: ${body.byteLength}\r\n\r\n`;
+  const headBytes = Buffer.byteLength(head, "latin1");
+  const out = Buffer.allocUnsafe(headBytes + body.byteLength);
+  out.write(head, 0, "latin1");
+  out.set(body, headBytes);
+  return out;
 }
 
 /** The connections to one origin at one vetted address, and the attempts waiting for one. */
@@ -197,30 +251,6 @@ class Pool {
     readonly address: VettedAddress,
   ) {}
 
-  /** The whole request to `target` (of this pool's origin), head and body, as one buffer;
-   * or why it cannot be sent. */
-  requestBytes(target: PreparedTarget, request: PinnedPostRequest): Uint8Array | string {
-    const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body;
-    let head = `POST ${target.path} HTTP/1.1\r\nhost: ${target.url.host}\r\n`;
-    let agent = false;
-    const given = request.headers;
-    for (const name in given) {
-      const value = given[name];
-      const lower = name.toLowerCase();
-      if (NOT_OURS.has(lower)) continue;
-      if (!TOKEN.test(name) || BAD_VALUE.test(value)) return `Cannot send header ${name}`;
-      if (lower === "user-agent") agent = true;
-      head += `${name}: ${value}\r\n`;
-    }
-    if (!agent) head += `user-agent: ${this.settings.userAgent}\r\n`;
-    head += `content-length: ${body.byteLength}\r\n\r\n`;
-    const headBytes = Buffer.byteLength(head, "latin1");
-    const out = Buffer.allocUnsafe(headBytes + body.byteLength);
-    out.write(head, 0, "latin1");
-    out.set(body, headBytes);
-    return out;
-  }
-
   /** Starts `attempt` on an idle connection, a new one, or queues it. */
   run(attempt: Attempt): void {
     const idle = this.#idle.pop();
@@ -231,13 +261,14 @@ class Pool {
     this.#waiting.push(attempt);
   }
 
-  /** A connection finished its response and may carry another. */
+  /** A connection finished its response and may carry another (a queued one first, also
+   * in a retired pool: requests it accepted are served). */
   release(connection: Connection): void {
-    if (this.#retired) return void connection.destroy();
     while (this.#waiting.length > 0) {
       const next = this.#waiting.shift()!;
       if (!next.settled) return connection.start(next);
     }
+    if (this.#retired) return void connection.destroy();
     connection.idleSince = performance.now();
     this.#idle.push(connection);
   }
@@ -247,8 +278,8 @@ class Pool {
     this.#all.delete(connection);
     const i = this.#idle.indexOf(connection);
     if (i >= 0) this.#idle.splice(i, 1);
-    // A queued attempt takes the freed slot.
-    while (this.#waiting.length > 0 && !this.#retired) {
+    // A queued attempt takes the freed slot (destroy() empties the queue first).
+    while (this.#waiting.length > 0) {
       const next = this.#waiting.shift()!;
       if (!next.settled) return void this.#dial(next);
     }
@@ -260,10 +291,15 @@ class Pool {
     }
   }
 
-  /** No new work: idle connections close now, busy ones after their response. */
+  /** No new work: idle connections close now, busy ones once the queue is served. */
   retire(): void {
     this.#retired = true;
     for (const c of [...this.#idle]) c.destroy();
+  }
+
+  /** Retired and with nothing left: the client may forget it. */
+  get finished(): boolean {
+    return this.#retired && this.#all.size === 0 && this.#waiting.length === 0;
   }
 
   /** Closes every connection; resolves when their sockets have closed. */
@@ -283,14 +319,21 @@ class Pool {
       port: target.port,
       lookup: pinnedLookup(address),
     };
-    const socket = target.isHttps
-      ? tls.connect({
-        ...common,
-        servername: target.servername,
-        ALPNProtocols: ["http/1.1"],
-        ...(settings.caCerts ? { ca: settings.caCerts } : {}),
-      })
-      : net.connect(common);
+    let socket: net.Socket;
+    try {
+      socket = target.isHttps
+        ? tls.connect({
+          ...common,
+          servername: target.servername,
+          ALPNProtocols: ["http/1.1"],
+          ...(settings.caCerts ? { ca: settings.caCerts } : {}),
+        })
+        : net.connect(common);
+    } catch (error) {
+      // Bun throws here for a bad CA bundle; Deno reports it as a socket error.
+      const e = error as Error & { code?: string };
+      return attempt.fail(classify(e, false), e.message, e);
+    }
     socket.setNoDelay(true);
     const connection = new Connection(this, socket, attempt);
     this.#all.add(connection);
@@ -335,8 +378,11 @@ class Connection {
   #phase = Phase.Head;
   #remaining = 0;
   #keepAlive = true;
-  /** Bytes of an unfinished head or chunk line. */
+  /** Bytes of an unfinished head or line (#gather), and how many are used. */
   #partial: Buffer | undefined;
+  #partialLength = 0;
+  /** Head bytes of this response so far, 1xx heads included. */
+  #headBytes = 0;
   readonly #closed: Promise<void>;
   #gone = false;
   /** Set when a response completes inside #onData. */
@@ -362,6 +408,8 @@ class Connection {
     this.#attempt = attempt;
     this.#phase = Phase.Head;
     this.#keepAlive = true;
+    this.#headBytes = 0;
+    this.#partialLength = 0;
     attempt.begin(this, this.requests++ > 0);
     this.socket.write(attempt.bytes);
   }
@@ -409,22 +457,13 @@ class Connection {
           this.#remaining -= take;
           if (!attempt.data(chunk.subarray(at, at + take))) return this.#capped();
           at += take;
-          if (this.#remaining === 0) {
-            this.#phase = Phase.ChunkEnd;
-            this.#remaining = 2;
-          }
+          if (this.#remaining === 0) this.#phase = Phase.ChunkEnd;
           break;
         }
-        case Phase.ChunkEnd: {
-          const take = Math.min(this.#remaining, chunk.length - at);
-          this.#remaining -= take;
-          at += take;
-          if (this.#remaining === 0) this.#phase = Phase.ChunkSize;
-          break;
-        }
+        case Phase.ChunkEnd:
         case Phase.ChunkSize:
         case Phase.Trailers:
-          at = this.#readLine(chunk, at);
+          at = this.#readLine(attempt, chunk, at);
           break;
       }
     }
@@ -436,33 +475,70 @@ class Connection {
     } else this.pool.release(this);
   }
 
+  /**
+   * Bytes of an unfinished head or line, gathered without re-copying: `bytes` has room for
+   * `limit` plus a terminator, and only new bytes are searched. Returns where the
+   * terminator (a bare or CR LF line end; an empty line for a head) ends in the gathered
+   * bytes and how many of `chunk` (from `at`) that took; "more" to wait for another chunk;
+   * "over" past `limit`.
+   */
+  #gather(
+    chunk: Buffer,
+    at: number,
+    limit: number,
+    head: boolean,
+  ): { bytes: Buffer; end: number; next: number; took: number } | "more" | "over" {
+    const had = this.#partialLength;
+    let bytes: Buffer;
+    let from: number;
+    if (had === 0) {
+      bytes = chunk.subarray(at);
+      from = 0;
+    } else {
+      const room = this.#partial!.length - had;
+      const take = Math.min(room, chunk.length - at);
+      chunk.copy(this.#partial!, had, at, at + take);
+      bytes = this.#partial!.subarray(0, had + take);
+      from = Math.max(0, had - 2);
+    }
+    const found = head ? headEnd(bytes, from) : lineEnd(bytes, from);
+    if (found === undefined) {
+      if (bytes.length > limit) return "over";
+      if (had === 0) {
+        this.#partial ??= Buffer.allocUnsafe(this.pool.settings.responseHeaderBytesMax + 4);
+        if (this.#partial.length < limit + 4) this.#partial = Buffer.allocUnsafe(limit + 4);
+        bytes.copy(this.#partial, 0);
+      }
+      this.#partialLength = bytes.length;
+      return "more";
+    }
+    this.#partialLength = 0;
+    return { bytes, end: found[0], next: found[1], took: found[1] - had };
+  }
+
   /** Gathers the head; on its end, reads the status and framing headers. */
   #readHead(attempt: Attempt, chunk: Buffer, at: number): number {
     const limit = this.pool.settings.responseHeaderBytesMax;
-    let buf = chunk.subarray(at);
-    const had = this.#partial?.length ?? 0;
-    if (had > 0) buf = Buffer.concat([this.#partial!, buf]);
-    const end = buf.indexOf(CRLF2);
-    if (end < 0) {
-      if (buf.length > limit) return this.#broken(`response head past ${limit} bytes`);
-      this.#partial = Buffer.from(buf);
-      return chunk.length;
+    const got = this.#gather(chunk, at, limit - this.#headBytes, true);
+    if (got === "more") return chunk.length;
+    if (got === "over" || this.#headBytes + got.end > limit) {
+      return this.#broken(`response head past ${limit} bytes`);
     }
-    this.#partial = undefined;
-    if (end > limit) return this.#broken(`response head past ${limit} bytes`);
-    const consumed = at + end + 4 - had;
-    const head = buf.toString("latin1", 0, end);
+    this.#headBytes += got.next;
+    const consumed = at + got.took;
+    const head = got.bytes.toString("latin1", 0, got.end);
     const m = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: [^\r\n]*)?\r?(?:\n|$)/.exec(head);
     if (m === null) return this.#broken("malformed status line");
     const status = Number(m[2]);
-    if (status >= 100 && status < 200) {
+    if (status < 200) {
       // Informational (103 Early Hints, a stray 100): the real response follows.
       if (status === 101) return this.#broken("unexpected 101 Switching Protocols");
       return consumed;
     }
+    const http10 = m[1] === "0";
     let length = -1;
-    let chunked = false;
-    this.#keepAlive = m[1] === "1";
+    let codings: string[] | undefined;
+    this.#keepAlive = !http10;
     const kept: Partial<Record<KeptHeaderName, string>> = {};
     let lineStart = head.indexOf("\n") + 1;
     while (lineStart > 0 && lineStart < head.length) {
@@ -474,19 +550,17 @@ class Connection {
       const value = head.slice(
         colon + 1,
         head.charCodeAt(lineEnd - 1) === 13 ? lineEnd - 1 : lineEnd,
-      )
-        .trim();
+      ).trim();
       if (name === "content-length") {
         if (!/^\d{1,15}$/.test(value) || (length >= 0 && length !== Number(value))) {
           return this.#broken("bad content-length");
         }
         length = Number(value);
       } else if (name === "transfer-encoding") {
-        chunked = /(?:^|,)\s*chunked\s*$/i.test(value);
-        if (!chunked) return this.#broken(`unsupported transfer-encoding ${value}`);
+        for (const coding of value.split(",")) (codings ??= []).push(coding.trim().toLowerCase());
       } else if (name === "connection") {
         if (/(?:^|,)\s*close\s*(?:,|$)/i.test(value)) this.#keepAlive = false;
-        else if (/(?:^|,)\s*keep-alive\s*(?:,|$)/i.test(value) && m[1] === "0") {
+        else if (http10 && /(?:^|,)\s*keep-alive\s*(?:,|$)/i.test(value)) {
           this.#keepAlive = true;
         }
       } else if ((KEPT_HEADERS as readonly string[]).includes(name)) {
@@ -497,9 +571,19 @@ class Connection {
       lineStart = lineEnd + 1;
     }
     attempt.response(status, kept);
-    if (chunked) {
+    if (status === 204 || status === 304) {
+      // No body, whatever the framing headers say (RFC 9112 §6.3).
+      this.#complete();
+    } else if (codings !== undefined) {
+      // Chunked must be the final coding, once (§6.3); other codings are not decoded (the
+      // body is only logged). With Content-Length too, or on HTTP/1.0, the framing is
+      // suspect: read it chunked, then close.
+      if (codings.at(-1) !== "chunked" || codings.indexOf("chunked") !== codings.length - 1) {
+        return this.#broken(`unsupported transfer-encoding ${codings.join(", ")}`);
+      }
+      if (length >= 0 || http10) this.#keepAlive = false;
       this.#phase = Phase.ChunkSize;
-    } else if (status === 204 || status === 304 || length === 0) {
+    } else if (length === 0) {
       this.#complete();
     } else if (length > 0) {
       this.#phase = Phase.Length;
@@ -511,20 +595,22 @@ class Connection {
     return consumed;
   }
 
-  /** A chunk-size or trailer line. */
-  #readLine(chunk: Buffer, at: number): number {
-    let buf = chunk.subarray(at);
-    const had = this.#partial?.length ?? 0;
-    if (had > 0) buf = Buffer.concat([this.#partial!, buf]);
-    const end = buf.indexOf(10); // \n
-    if (end < 0) {
-      if (buf.length > 4096) return this.#broken("chunk line past 4096 bytes");
-      this.#partial = Buffer.from(buf);
-      return chunk.length;
+  /** A chunk-size line, the line end after chunk data, or a trailer line; each counts
+   * against responseBytesMax with the body. */
+  #readLine(attempt: Attempt, chunk: Buffer, at: number): number {
+    const got = this.#gather(chunk, at, CHUNK_LINE_BYTES_MAX, false);
+    if (got === "more") {
+      return attempt.framing(chunk.length - at) ? chunk.length : this.#cappedAt();
     }
-    this.#partial = undefined;
-    const line = buf.toString("latin1", 0, end).replace(/\r$/, "");
-    const consumed = at + end + 1 - had;
+    if (got === "over") return this.#broken(`chunk line past ${CHUNK_LINE_BYTES_MAX} bytes`);
+    const consumed = at + got.took;
+    if (!attempt.framing(got.took)) return this.#cappedAt();
+    const line = got.bytes.toString("latin1", 0, got.end);
+    if (this.#phase === Phase.ChunkEnd) {
+      if (line !== "") return this.#broken("chunk data not followed by a line end");
+      this.#phase = Phase.ChunkSize;
+      return consumed;
+    }
     if (this.#phase === Phase.Trailers) {
       if (line === "") this.#complete();
       return consumed;
@@ -534,6 +620,12 @@ class Connection {
     this.#remaining = parseInt(size[1], 16);
     this.#phase = this.#remaining === 0 ? Phase.Trailers : Phase.ChunkData;
     return consumed;
+  }
+
+  /** #capped() from inside a read: ends the data loop. */
+  #cappedAt(): number {
+    this.#capped();
+    return Number.MAX_SAFE_INTEGER;
   }
 
   /** The response is complete: settle it. #onData then reuses or closes the connection. */
@@ -600,6 +692,7 @@ class Attempt {
   #pieces: Uint8Array[] = [];
   #kept = 0;
   #read = 0;
+  #framing = 0;
   readonly #timer: ReturnType<typeof setTimeout>;
 
   constructor(
@@ -639,6 +732,13 @@ class Attempt {
     }
     this.#read += chunk.length;
     return this.#read <= s.responseBytesMax;
+  }
+
+  /** Chunk lines and trailers: not body, but they count against responseBytesMax too, so
+   * framing cannot stretch a response past it. False once past. */
+  framing(bytes: number): boolean {
+    this.#framing += bytes;
+    return this.#read + this.#framing <= this.pool.settings.responseBytesMax;
   }
 
   done(fullyRead: boolean): void {

@@ -499,6 +499,8 @@ Deno.test("H1WebhookClient.postPinned() fails with 'network' on malformed answer
     "/length": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok",
     "/encoding": "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
     "/chunk": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    "/chunk-end": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXY0\r\n\r\n",
+    "/chunked-twice": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
     "/switch": "HTTP/1.1 101 Switching Protocols\r\n\r\n",
     "/big-head": `HTTP/1.1 200 OK\r\nX-Pad: ${"a".repeat(2048)}\r\n\r\n`,
   };
@@ -576,4 +578,69 @@ Deno.test("H1WebhookClient.postPinned() queues past connectionsPerAddressMax and
   assert.ok(!bad.ok);
   assert.equal(bad.error.code, "network");
   assert.equal(held.length, 6);
+});
+
+Deno.test("H1WebhookClient: a pool evicted past targetsCachedMax still serves the requests it queued", async () => {
+  await using receiver = await rawReceiver((socket) => {
+    setTimeout(() => socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), 100);
+  });
+  await using other = await rawReceiver((socket) => {
+    socket.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  });
+  await using http = client({ connectionsPerAddressMax: 1, targetsCachedMax: 1 });
+  const url = `http://127.0.0.1:${receiver.port}/`;
+  const first = http.postPinned({ url, address: LOOPBACK, body: "1" });
+  const queued = http.postPinned({ url, address: LOOPBACK, body: "2" });
+  // Another origin evicts the first pool while one request is in flight and one queued.
+  ok(
+    await http.postPinned({ url: `http://127.0.0.1:${other.port}/`, address: LOOPBACK, body: "" }),
+  );
+  const started = performance.now();
+  const [a, b] = [ok(await first), ok(await queued)];
+  assert.equal(text(a.bodyPrefix), "ok");
+  assert.equal(text(b.bodyPrefix), "ok");
+  assert.ok(performance.now() - started < 1_000, "the queued request waited for a timeout");
+});
+
+Deno.test("H1WebhookClient.postPinned() keeps framing within the limits: 204 with chunked, bare LF heads, trailers and extensions past responseBytesMax", async () => {
+  await using receiver = await rawReceiver((socket, head) => {
+    const path = head.split(" ")[1];
+    if (path === "/204") {
+      socket.write("HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n");
+    } else if (path === "/lf") {
+      socket.write("HTTP/1.1 200 OK\nContent-Length: 2\n\nok");
+    } else if (path === "/trailers") {
+      socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n");
+      for (let i = 0; i < 100; i++) socket.write(`x-t${i}: ${"t".repeat(100)}\r\n`);
+      socket.write("\r\n");
+    } else if (path === "/extensions") {
+      socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+      for (let i = 0; i < 100; i++) socket.write(`1;e=${"e".repeat(100)}\r\na\r\n`);
+      socket.write("0\r\n\r\n");
+    } else if (path === "/both") {
+      socket.write(
+        "HTTP/1.1 200 OK\r\nContent-Length: 50\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+      );
+    } else socket.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  });
+  await using http = client({ responseBytesMax: 1024, totalTimeoutMs: 2_000 });
+  const post = (path: string) =>
+    http.postPinned({
+      url: `http://127.0.0.1:${receiver.port}${path}`,
+      address: LOOPBACK,
+      body: "",
+    });
+  const noContent = ok(await post("/204"));
+  assert.equal(noContent.status, 204);
+  assert.equal(noContent.bodyBytesRead, 0);
+  assert.equal(text(ok(await post("/lf")).bodyPrefix), "ok");
+  for (const path of ["/trailers", "/extensions"]) {
+    const capped = ok(await post(path));
+    assert.equal(capped.bodyFullyRead, false, `${path} read past responseBytesMax`);
+    assert.ok(capped.latencyMs < 1_000, `${path} ended only at the deadline`);
+  }
+  // Content-Length beside chunked: read as chunked, and the connection is not kept.
+  const both = ok(await post("/both"));
+  assert.equal(text(both.bodyPrefix), "ok");
+  assert.equal(ok(await post("/")).connectionReused, false);
 });

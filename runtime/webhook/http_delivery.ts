@@ -73,6 +73,9 @@ export interface WebhookHttpClientOptions {
   readonly connectionsPerAddressMax?: number;
   /** Default WEBHOOK_IDLE_CONNECTION_MS_DEFAULT. */
   readonly idleConnectionMs?: number;
+  /** Checked URLs and connection pools kept; the oldest go first past this. Default
+   * WEBHOOK_TARGETS_CACHED_MAX_DEFAULT. */
+  readonly targetsCachedMax?: number;
   /** PEM roots trusted for https *instead of* the system's (tests). Default: system roots. */
   readonly caCerts?: readonly string[];
   /** Sent unless the request sets its own. Default "edgemq-webhooks". */
