@@ -297,6 +297,13 @@ class Pool {
     for (const c of [...this.#idle]) c.destroy();
   }
 
+  /** `attempt` again, on a new connection (its reused one was stale), ahead of the queue. */
+  redial(attempt: Attempt): void {
+    if (attempt.settled) return;
+    if (this.#all.size < this.settings.connectionsPerAddressMax) this.#dial(attempt);
+    else this.#waiting.unshift(attempt);
+  }
+
   /** Retired and with nothing left: the client may forget it. */
   get finished(): boolean {
     return this.#retired && this.#all.size === 0 && this.#waiting.length === 0;
@@ -383,6 +390,8 @@ class Connection {
   #partialLength = 0;
   /** Head bytes of this response so far, 1xx heads included. */
   #headBytes = 0;
+  /** Bytes received since the current request was written. */
+  #received = 0;
   readonly #closed: Promise<void>;
   #gone = false;
   /** Set when a response completes inside #onData. */
@@ -410,6 +419,7 @@ class Connection {
     this.#keepAlive = true;
     this.#headBytes = 0;
     this.#partialLength = 0;
+    this.#received = 0;
     attempt.begin(this, this.requests++ > 0);
     this.socket.write(attempt.bytes);
   }
@@ -428,6 +438,7 @@ class Connection {
   }
 
   #onData(chunk: Buffer): void {
+    this.#received += chunk.length;
     const attempt = this.#attempt;
     if (attempt === undefined) {
       // Nothing was asked: a server that talks out of turn is not reused.
@@ -667,10 +678,16 @@ class Connection {
   #onError(error: Error & { code?: string }): void {
     const attempt = this.#attempt;
     const dialFor = this.#dialFor;
+    // A kept-alive connection the server closed as we reused it: the request got no byte
+    // of answer, so it goes once more on a new connection instead of failing into the
+    // retry ladder. Webhooks are at-least-once, and a repeat keeps its webhook-id.
+    const stale = attempt !== undefined && this.requests > 1 && this.#received === 0 &&
+      attempt.mayRepeat();
     this.#attempt = this.#dialFor = undefined;
     this.#drop();
     if (!this.socket.destroyed) this.socket.destroy();
-    attempt?.fail(classify(error, true), error.message, error);
+    if (stale) this.pool.redial(attempt);
+    else attempt?.fail(classify(error, true), error.message, error);
     dialFor?.fail(classify(error, false), error.message, error);
   }
 
@@ -693,6 +710,7 @@ class Attempt {
   #kept = 0;
   #read = 0;
   #framing = 0;
+  #repeated = false;
   readonly #timer: ReturnType<typeof setTimeout>;
 
   constructor(
@@ -713,6 +731,14 @@ class Attempt {
   begin(connection: Connection, reused: boolean): void {
     this.#connection = connection;
     this.#reused = reused;
+  }
+
+  /** True the first time only: an attempt is repeated at most once (stale connection). */
+  mayRepeat(): boolean {
+    if (this.settled || this.#repeated) return false;
+    this.#repeated = true;
+    this.#connection = undefined;
+    return true;
   }
 
   response(status: number, headers: Partial<Record<KeptHeaderName, string>>): void {

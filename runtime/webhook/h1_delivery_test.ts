@@ -644,3 +644,35 @@ Deno.test("H1WebhookClient.postPinned() keeps framing within the limits: 204 wit
   assert.equal(text(both.bodyPrefix), "ok");
   assert.equal(ok(await post("/")).connectionReused, false);
 });
+
+Deno.test("H1WebhookClient.postPinned() repeats a request once on a new connection when a reused one closes unanswered", async () => {
+  const perSocket = new Map<net.Socket, number>();
+  let hangUps = 0;
+  await using receiver = await rawReceiver((socket, head) => {
+    const n = (perSocket.get(socket) ?? 0) + 1;
+    perSocket.set(socket, n);
+    // Like a server whose keep-alive timeout fired as the request arrived: no answer.
+    if (n === 2 && head.includes("/stale")) {
+      hangUps++;
+      return void socket.destroy();
+    }
+    socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  });
+  await using http = client();
+  const url = (path: string) => `http://127.0.0.1:${receiver.port}${path}`;
+  ok(await http.postPinned({ url: url("/"), address: LOOPBACK, body: "1" }));
+  const repeated = ok(await http.postPinned({ url: url("/stale"), address: LOOPBACK, body: "2" }));
+  assert.equal(hangUps, 1);
+  assert.equal(repeated.connectionReused, false, "answered on a new connection");
+  assert.equal(text(repeated.bodyPrefix), "ok");
+  assert.equal(perSocket.size, 2);
+  // A new connection that closes unanswered is a failure, not repeated.
+  await using silent = await rawReceiver((socket) => void socket.destroy());
+  const failed = await http.postPinned({
+    url: `http://127.0.0.1:${silent.port}/`,
+    address: LOOPBACK,
+    body: "",
+  });
+  assert.ok(!failed.ok);
+  assert.equal(failed.error.code, "network");
+});
