@@ -36,6 +36,7 @@ import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC } from "../schedule_service.ts";
 import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC } from "../timer_service.ts";
 import { PROPERTY_CONTENT_TYPE, PROPERTY_SHARDING_KEY } from "../wire.ts";
 import { DeliveryLog } from "./delivery_log.ts";
+import { retryAfterMs } from "./http_delivery.ts";
 import { maskSecret, secretKey, signatureHeader, SigningKey } from "./signing.ts";
 
 /** Where a retried copy came from, so its headers name the original queue and offset. */
@@ -464,7 +465,7 @@ class Runner {
     let delayMs: number | undefined;
     let outcome: DeliveryOutcome = "retry";
     if (status === 429 || status === 503) {
-      const asked = parseRetryAfter(response?.retryAfter ?? null, now);
+      const asked = retryAfterMs(response?.retryAfter ?? undefined, now);
       if (asked !== undefined) {
         delayMs = Math.min(asked, this.deps.settings.webhookRetryAfterMaxMs);
         this.#throttleUntil = Math.max(this.#throttleUntil, now + delayMs);
@@ -762,13 +763,4 @@ export class WebhookService {
 export function messageIdOf(record: MessageRecord): string {
   return record.properties.get("UNIQ_KEY") ??
     record.physicalOffset.toString(16).toUpperCase().padStart(16, "0");
-}
-
-/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
-  if (value === null) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
