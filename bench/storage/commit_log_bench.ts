@@ -70,8 +70,9 @@ interface Stores {
 /**
  * Opens the ASYNC_FLUSH and SYNC_FLUSH stores and warms their put paths (JIT).
  *
- * The first append to a fresh store creates its first segment and starts zero-filling
- * the *next* one in the background (storage/commit_log/preallocate.ts), paced to stay
+ * The first append to a fresh SYNC_FLUSH store (ASYNC_FLUSH ones do not zero-fill by
+ * default: storage/config.ts zeroFillSegments) creates its first segment and starts
+ * zero-filling the *next* one in the background (storage/commit_log/preallocate.ts), paced to stay
  * gentle: about 15 s per GiB here, which would fall into some timed phases and not
  * others. So each store is first opened, given one message and closed (close() cancels
  * the preparation), then reopened: the active segment has room and nothing is prepared

@@ -331,7 +331,9 @@ async function preload(mq: MqClient, topic: string, total: number) {
  * next CommitLog segment zero-filled in the background after the first one is made, about
  * 11-15 s per GiB) in its data folder, at most 90 s; seconds waited. Part of each of those
  * writes runs on Deno's main thread, so a fill that overlaps the push would be measured
- * with it; a broker that has run a while is mostly between fills.
+ * with it; a broker that has run a while is mostly between fills. Under ASYNC_FLUSH the
+ * broker zero-fills only with MQ_SEGMENT_ZERO_FILL=true (storage/config.ts), so this
+ * usually returns at once.
  */
 async function settleZeroFill(dir: string): Promise<number> {
   const start = performance.now();
