@@ -276,3 +276,44 @@ Deno.test("MessageStore.deleteTopic() restarts that topic's queue offsets and ke
   assert.deepEqual([await put("A", 0), await put("A", 1), await put("AB", 0)], [0, 0, 1]);
   await store.close();
 });
+
+Deno.test("MessageStore.getMessage() pages through interleaved queues across segment ends and skips a damaged record", async () => {
+  const disk = new SimDisk();
+  // 8 KiB segments: spans cross segment ends (BLANK padding) now and then.
+  const store = newStore(disk, { mappedFileSizeCommitLog: 8 * 1024 });
+  await store.open();
+  const random = seededRandom(7);
+  const sent = new Map<number, string[]>();
+  for (let i = 0; i < 400; i++) {
+    // Queue 0 is busy, queue 1 quiet (one message in 40): its neighbours are far apart.
+    const queueId = i % 40 === 0 ? 1 : i % 2 === 0 ? 0 : 2;
+    const body = `q${queueId}-${i}-${"x".repeat(Math.floor(random() * 300))}`;
+    await store.putMessage(testMessage("T", queueId, enc.encode(body)));
+    sent.set(queueId, [...(sent.get(queueId) ?? []), body]);
+  }
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  for (const queueId of [0, 1, 2]) {
+    const bodies: string[] = [];
+    for (let offset = 0; offset < sent.get(queueId)!.length;) {
+      const got = store.getMessage("T", queueId, offset, { maxMsgNums: 32, maxBytes: 1 << 20 });
+      assert.equal(got.status, "FOUND", `queue ${queueId} at ${offset}`);
+      got.messages.forEach((m, k) => {
+        assert.equal(m.queueOffset, offset + k);
+        assert.equal(m.record.queueOffset, offset + k);
+      });
+      bodies.push(...got.messages.map((m) => text(m.record.body)));
+      offset = got.nextBeginOffset;
+    }
+    assert.deepEqual(bodies, sent.get(queueId), `queue ${queueId}`);
+  }
+  // A record damaged on disk is skipped whether it was read alone or inside a span.
+  const first = store.getMessage("T", 0, 0, { maxMsgNums: 3, maxBytes: 1 << 20 });
+  const victim = first.messages[1].record;
+  const segment = store.commitLog.findSegment(victim.physicalOffset)!;
+  const at = victim.physicalOffset - segment.startOffset + victim.totalSize - 1;
+  segment.file.writeAt(new Uint8Array([0xff ^ victim.body.at(-1)!]), at);
+  const again = store.getMessage("T", 0, 0, { maxMsgNums: 3, maxBytes: 1 << 20 });
+  assert.deepEqual(again.messages.map((m) => m.queueOffset), [0, 2]);
+  assert.equal(again.nextBeginOffset, 3);
+  await store.close();
+});
