@@ -5,6 +5,9 @@
 // real server never sends (chunked, close-delimited, 1xx, bad heads, extra bytes).
 import assert from "node:assert/strict";
 import net from "node:net";
+import { spawn } from "node:child_process";
+import process from "node:process";
+import { ChildRun, REPO_ROOT, runtimeBinary } from "../../tests/harness/process.ts";
 import {
   type PostOutcome,
   type PostResponse,
@@ -458,7 +461,7 @@ async function rawReceiver(answer: (socket: net.Socket, head: string, n: number)
   };
 }
 
-Deno.test("H1WebhookClient.postPinned() reads chunked, close-delimited and 1xx-preceded responses", async () => {
+Deno.test("H1WebhookClient (raw server): postPinned() reads chunked, close-delimited and 1xx-preceded responses", async () => {
   await using receiver = await rawReceiver((socket, head) => {
     const path = head.split(" ")[1];
     if (path === "/chunked") {
@@ -491,7 +494,7 @@ Deno.test("H1WebhookClient.postPinned() reads chunked, close-delimited and 1xx-p
   assert.equal(after.connectionReused, false, "a close-delimited body ends its connection");
 });
 
-Deno.test("H1WebhookClient.postPinned() fails with 'network' on malformed answers and never reuses their connection", async () => {
+Deno.test("H1WebhookClient (raw server): postPinned() fails with 'network' on malformed answers and never reuses their connection", async () => {
   const answers: Record<string, string> = {
     "/status": "HTTP/1.1 abc OK\r\n\r\n",
     "/version": "HTTP/2 200\r\n\r\n",
@@ -528,7 +531,7 @@ Deno.test("H1WebhookClient.postPinned() fails with 'network' on malformed answer
   assert.equal(fine.connectionReused, false);
 });
 
-Deno.test("H1WebhookClient.postPinned() drops a connection that says close, sends extra bytes, or is closed while idle", async () => {
+Deno.test("H1WebhookClient (raw server): postPinned() drops a connection that says close, sends extra bytes, or is closed while idle", async () => {
   await using receiver = await rawReceiver((socket, head, n) => {
     const path = head.split(" ")[1];
     if (path === "/close") {
@@ -551,7 +554,7 @@ Deno.test("H1WebhookClient.postPinned() drops a connection that says close, send
   }
 });
 
-Deno.test("H1WebhookClient.postPinned() queues past connectionsPerAddressMax and serves the queue in order", async () => {
+Deno.test("H1WebhookClient (raw server): postPinned() queues past connectionsPerAddressMax and serves the queue in order", async () => {
   const held: net.Socket[] = [];
   await using receiver = await rawReceiver((socket, head) => {
     const reply = () => socket.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
@@ -580,7 +583,7 @@ Deno.test("H1WebhookClient.postPinned() queues past connectionsPerAddressMax and
   assert.equal(held.length, 6);
 });
 
-Deno.test("H1WebhookClient: a pool evicted past targetsCachedMax still serves the requests it queued", async () => {
+Deno.test("H1WebhookClient (raw server): a pool evicted past targetsCachedMax still serves the requests it queued", async () => {
   await using receiver = await rawReceiver((socket) => {
     setTimeout(() => socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), 100);
   });
@@ -602,7 +605,7 @@ Deno.test("H1WebhookClient: a pool evicted past targetsCachedMax still serves th
   assert.ok(performance.now() - started < 1_000, "the queued request waited for a timeout");
 });
 
-Deno.test("H1WebhookClient.postPinned() keeps framing within the limits: 204 with chunked, bare LF heads, trailers and extensions past responseBytesMax", async () => {
+Deno.test("H1WebhookClient (raw server): postPinned() keeps framing within the limits: 204 with chunked, bare LF heads, trailers and extensions past responseBytesMax", async () => {
   await using receiver = await rawReceiver((socket, head) => {
     const path = head.split(" ")[1];
     if (path === "/204") {
@@ -645,7 +648,7 @@ Deno.test("H1WebhookClient.postPinned() keeps framing within the limits: 204 wit
   assert.equal(ok(await post("/")).connectionReused, false);
 });
 
-Deno.test("H1WebhookClient.postPinned() repeats a request once on a new connection when a reused one closes unanswered", async () => {
+Deno.test("H1WebhookClient (raw server): postPinned() repeats a request once on a new connection when a reused one closes unanswered", async () => {
   const perSocket = new Map<net.Socket, number>();
   let hangUps = 0;
   await using receiver = await rawReceiver((socket, head) => {
@@ -675,4 +678,26 @@ Deno.test("H1WebhookClient.postPinned() repeats a request once on a new connecti
   });
   assert.ok(!failed.ok);
   assert.equal(failed.error.code, "network");
+});
+
+// The cases against raw node:net servers use no Deno API, so they run on Bun as well (the
+// broker's own client there); the Deno.serve receivers above are Deno's.
+Deno.test({
+  name: "H1WebhookClient: the raw-server cases pass on Bun too",
+  ignore: "Bun" in globalThis,
+  async fn() {
+    const file = "./runtime/webhook/h1_delivery_test.ts";
+    const child = spawn(
+      runtimeBinary("bun"),
+      ["test", "--timeout", "20000", "--test-name-pattern", "\\(raw server\\)", file],
+      { cwd: REPO_ROOT, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    await using run = new ChildRun(child, "bun test h1_delivery_test.ts (raw server)");
+    const exit = await run.exited;
+    const output = [...run.lines, ...run.stderr.join("").split("\n")].join("\n");
+    const passed = [...output.matchAll(/^\(pass\) H1WebhookClient \(raw server\)/gm)].length;
+    assert.equal(exit.code, 0, output);
+    assert.equal(passed, 7, output);
+    assert.doesNotMatch(output, /^\(fail\)/m, output);
+  },
 });
