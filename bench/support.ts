@@ -145,6 +145,16 @@ export function ratio(value: number): string {
   return value.toFixed(value < 10 ? 2 : 1);
 }
 
+/** The value at `p` (0-1) of ascending `sorted`: index floor(n * p), NaN when empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
+}
+
+/** The middle value (the upper of the two middles for an even count). */
+export function median(values: readonly number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 0.5);
+}
+
 /** Rounds a figure for the JSON line: 3 significant decimals for small, integers for large. */
 export function round(value: number): number {
   return Math.abs(value) >= 1000 ? Math.round(value) : Number(value.toPrecision(4));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "./app.ts";
 import { openApiDocument } from "./openapi.ts";
-import type { BrokerClient } from "../runtime/protocol/types.ts";
+import type { BrokerClient, ProduceResult } from "../runtime/protocol/types.ts";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 
 const limits = {
@@ -14,6 +14,19 @@ const limits = {
   idempotencyKeyBytesMax: 64,
   userPropertiesMax: 4,
 };
+
+/** What a fake broker's produce answers for `topic`. */
+function produced(topic: string): ProduceResult {
+  return {
+    messageId: "X",
+    topic,
+    queueId: 0,
+    queueOffset: 0,
+    commitLogOffset: 0,
+    storeTimestamp: 1,
+    durability: "WRITTEN",
+  };
+}
 
 function fakeBroker(overrides: Partial<BrokerClient> = {}): BrokerClient {
   const fail = () => Promise.reject(new Error("not in this test"));
@@ -62,15 +75,7 @@ Deno.test("produce passes headers to the broker as a ProduceMessage", async () =
   const a = await app(fakeBroker({
     produce: (topic, m) => {
       seen = { topic, ...m, body: new TextDecoder().decode(m.body) };
-      return Promise.resolve({
-        messageId: "X",
-        topic,
-        queueId: 0,
-        queueOffset: 0,
-        commitLogOffset: 0,
-        storeTimestamp: 1,
-        durability: "WRITTEN",
-      });
+      return Promise.resolve(produced(topic));
     },
   }));
   const res = await a.request("/v1/topics/T/messages", {
@@ -128,16 +133,7 @@ Deno.test("an unexpected error is a 500 that leaks nothing", async () => {
 });
 
 Deno.test("publish rights are per topic pattern", async () => {
-  const ok = {
-    messageId: "X",
-    topic: "orders-eu",
-    queueId: 0,
-    queueOffset: 0,
-    commitLogOffset: 0,
-    storeTimestamp: 1,
-    durability: "WRITTEN" as const,
-  };
-  const a = await app(fakeBroker({ produce: () => Promise.resolve(ok) }), [{
+  const a = await app(fakeBroker({ produce: () => Promise.resolve(produced("orders-eu")) }), [{
     key: "k".repeat(20),
     name: "shop",
     publish: ["orders-*"],
@@ -153,15 +149,7 @@ Deno.test("publish rights are per topic pattern", async () => {
 });
 
 Deno.test("produce: a replay is 200 with Idempotent-Replayed; NOT_LEADER tells the resolver", async () => {
-  const stored = {
-    messageId: "X",
-    topic: "T",
-    queueId: 0,
-    queueOffset: 0,
-    commitLogOffset: 0,
-    storeTimestamp: 1,
-    durability: "WRITTEN" as const,
-  };
+  const stored = produced("T");
   let replay = true;
   const broker = fakeBroker({
     produce: () =>

@@ -76,6 +76,21 @@ function checkIdempotencyKey(key: string, limits: InputLimits): string {
   return key;
 }
 
+/** The headers a single produce reads (lowercase, as Headers yields them). */
+const READ_HEADER_NAMES = [
+  "mq-tag",
+  "mq-keys",
+  "mq-sharding-key",
+  "mq-queue-id",
+  "mq-delay-ms",
+  "mq-delay-level",
+  "mq-deliver-at",
+  "content-type",
+  "idempotency-key",
+] as const;
+type ReadHeader = (typeof READ_HEADER_NAMES)[number];
+const READ_HEADERS: ReadonlySet<string> = new Set(READ_HEADER_NAMES);
+
 /** The message of a single produce: the raw body plus Mq-* headers. */
 export function messageFromHeaders(
   headers: Headers,
@@ -86,63 +101,37 @@ export function messageFromHeaders(
   // One pass over the headers instead of a get() per name: on Deno each get() lowercases
   // and scans every header (~1 µs of a produce's ~30). Values are checked afterwards, in
   // a fixed order, so the first error reported does not depend on header order.
-  let tag: string | null = null, keys: string | null = null, sharding: string | null = null;
-  let queueIdText: string | null = null, delayText: string | null = null;
-  let levelText: string | null = null, atText: string | null = null;
-  let contentType: string | null = null, idem: string | null = null;
+  const found: Partial<Record<ReadHeader, string>> = {};
   let properties: Record<string, string> | undefined;
   let count = 0;
   headers.forEach((value, name) => {
-    if (name.startsWith("mq-")) {
-      switch (name) {
-        case "mq-tag":
-          tag = value;
-          return;
-        case "mq-keys":
-          keys = value;
-          return;
-        case "mq-sharding-key":
-          sharding = value;
-          return;
-        case "mq-queue-id":
-          queueIdText = value;
-          return;
-        case "mq-delay-ms":
-          delayText = value;
-          return;
-        case "mq-delay-level":
-          levelText = value;
-          return;
-        case "mq-deliver-at":
-          atText = value;
-          return;
-      }
-      if (name.startsWith("mq-prop-")) {
-        (properties ??= Object.create(null) as Record<string, string>)[name.slice(8)] = value;
-        count++;
-      }
-    } else if (name === "content-type") contentType = value;
-    else if (name === "idempotency-key") idem = value;
+    if (READ_HEADERS.has(name)) found[name as ReadHeader] = value;
+    else if (name.startsWith("mq-prop-")) {
+      (properties ??= Object.create(null) as Record<string, string>)[name.slice(8)] = value;
+      count++;
+    }
   });
-  if (tag !== null) m.tag = checkTag(tag);
-  if (keys !== null) {
-    m.keys = checkKeys((keys as string).split(" ").filter((k) => k.length > 0));
-  }
-  if (sharding !== null) {
+  if (found["mq-tag"] !== undefined) m.tag = checkTag(found["mq-tag"]);
+  const keys = found["mq-keys"];
+  if (keys !== undefined) m.keys = checkKeys(keys.split(" ").filter((k) => k.length > 0));
+  const sharding = found["mq-sharding-key"];
+  if (sharding !== undefined) {
     m.shardingKey = checkText("Mq-Sharding-Key", sharding, SHARDING_KEY_CHARS_MAX);
   }
-  const queueId = parseNonNegativeInt("Mq-Queue-Id", queueIdText, 65535);
+  const queueId = parseNonNegativeInt("Mq-Queue-Id", found["mq-queue-id"], 65535);
   if (queueId !== undefined) m.queueId = queueId;
-  const delay = parseNonNegativeInt("Mq-Delay-Ms", delayText);
+  const delay = parseNonNegativeInt("Mq-Delay-Ms", found["mq-delay-ms"]);
   if (delay !== undefined) m.delayMs = delay;
-  const level = parseNonNegativeInt("Mq-Delay-Level", levelText, 1000);
+  const level = parseNonNegativeInt("Mq-Delay-Level", found["mq-delay-level"], 1000);
   if (level !== undefined) m.delayLevel = level;
-  const at = parseNonNegativeInt("Mq-Deliver-At", atText);
+  const at = parseNonNegativeInt("Mq-Deliver-At", found["mq-deliver-at"]);
   if (at !== undefined) m.deliverAt = at;
-  if (contentType !== null) {
+  const contentType = found["content-type"];
+  if (contentType !== undefined) {
     m.contentType = checkText("Content-Type", contentType, CONTENT_TYPE_CHARS_MAX);
   }
-  if (idem !== null) m.idempotencyKey = checkIdempotencyKey(idem, limits);
+  const idem = found["idempotency-key"];
+  if (idem !== undefined) m.idempotencyKey = checkIdempotencyKey(idem, limits);
   if (count > limits.userPropertiesMax) {
     throw new BrokerError(
       "INVALID_PROPERTY",

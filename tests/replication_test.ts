@@ -7,7 +7,8 @@ import { messageBody, MqClient } from "../client/mod.ts";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { ProduceResult, WireMessage } from "../runtime/protocol/types.ts";
 import { Cluster, KV_TOKEN, tail } from "./harness/cluster.ts";
-import { RUNTIMES, startChild } from "./harness/process.ts";
+import { RUNTIMES } from "./harness/process.ts";
+import { startFunctions } from "./harness/broker.ts";
 
 const TTL_MS = 1500;
 const ENV = {
@@ -348,18 +349,11 @@ for (const runtime of RUNTIMES) {
     await cluster.startKv();
     await Promise.all([0, 1, 2].map((i) => cluster.start(i)));
     const master = await cluster.waitForMaster(2);
-    await using functions = startChild(runtime, "functions/main.ts", [], {
-      PORT: "0",
-      MQ_KV: cluster.kvUrl,
-      DENO_KV_ACCESS_TOKEN: KV_TOKEN,
-      MQ_ROUTE_CACHE_MS: "60000",
-      MQ_LOG_LEVEL: "warn",
+    await using functions = await startFunctions(runtime, {
+      kvUrl: cluster.kvUrl,
+      kvToken: KV_TOKEN,
     });
-    const { url } = await functions.waitForJson<{ url: string }>(
-      "functions listening",
-      (v) => v.event === "listening",
-    );
-    const mq = new MqClient({ baseUrl: url });
+    const mq = functions.client;
     await mq.upsertTopic(TOPIC, { readQueueNums: 3, writeQueueNums: 3 });
     const first = await mq.produce(TOPIC, { body: "one", queueId: 2 });
     assert.equal(first.replicas, 2);

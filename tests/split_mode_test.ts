@@ -3,9 +3,8 @@
 // SIGKILLed and restarted on another port: the functions follow the route, no restart.
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
-import { MqClient } from "../client/mod.ts";
 import { RUNTIMES, startChild } from "./harness/process.ts";
-import { startBroker, tempDir } from "./harness/broker.ts";
+import { startBroker, startFunctions, tempDir } from "./harness/broker.ts";
 
 const TOKEN = "kv-test-token-0123456789";
 
@@ -30,18 +29,8 @@ for (const runtime of RUNTIMES) {
     const dataDir = tempDir(`split-${runtime}`);
     try {
       const first = await startBroker(runtime, { dataDir, env });
-      await using functions = startChild(runtime, "functions/main.ts", [], {
-        PORT: "0",
-        MQ_KV: kvUrl,
-        DENO_KV_ACCESS_TOKEN: TOKEN,
-        MQ_ROUTE_CACHE_MS: "60000",
-        MQ_LOG_LEVEL: "warn",
-      });
-      const { url } = await functions.waitForJson<{ url: string }>(
-        "functions listening",
-        (v) => v.event === "listening",
-      );
-      const mq = new MqClient({ baseUrl: url });
+      await using functions = await startFunctions(runtime, { kvUrl, kvToken: TOKEN });
+      const mq = functions.client;
       await mq.upsertTopic("Split", { readQueueNums: 1, writeQueueNums: 1 });
       const r = await mq.produce("Split", { body: "through the functions", tag: "t" });
       assert.equal(r.durability, "FLUSHED");

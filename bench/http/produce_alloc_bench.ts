@@ -17,7 +17,7 @@ import v8 from "node:v8";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { Hono } from "hono";
-import { commandLine, runtimeInfo } from "../support.ts";
+import { commandLine, median, runtimeInfo } from "../support.ts";
 import { loadBrokerConfig } from "../../runtime/config.ts";
 import { Broker } from "../../runtime/broker.ts";
 import { createApp, functionsLimits } from "../../functions/app.ts";
@@ -112,7 +112,6 @@ async function run(
   return { bytes: (v8.getHeapStatistics().total_allocated_bytes - before) / n, us };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const samples: Record<string, { bytes: number[]; us: number[] }> = {};
 try {
   say("warming up…");

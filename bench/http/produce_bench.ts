@@ -21,6 +21,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
+import { median, percentile } from "../support.ts";
 
 const args = process.argv.slice(2);
 const json = args.includes("--json");
@@ -162,15 +163,6 @@ async function load(
     }
   }));
   return done / (ms / 1000);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
 }
 
 const body = new Uint8Array(1024).fill(97);

@@ -41,6 +41,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { BrokerError, messageBody, MqClient, type WireMessage } from "../../client/mod.ts";
 import { commandLine, count, round, runtimeInfo } from "../support.ts";
+import { seededRandom } from "../../storage/testing.ts";
 
 const TOPIC = "repl-bench";
 const QUEUES = 8;
@@ -99,18 +100,6 @@ function percentile(sorted: number[], p: number): number {
 
 function median(values: number[]): number {
   return percentile([...values].sort((a, b) => a - b), 0.5);
-}
-
-/** mulberry32: the kill moments repeat for one --seed. */
-function random(seedValue: number): () => number {
-  let a = seedValue >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // ---- child processes: every one is tracked by pid and killed by pid at the end ----
@@ -661,7 +650,8 @@ async function failoverPhase(kvUrl: string) {
     // not find a new master that has the messages but not the topic.
     MQ_HA_METADATA_SYNC_MS: "500",
   });
-  const rand = random(seed);
+  // The kill moments repeat for one --seed.
+  const rand = seededRandom(seed);
   const results: Failover[] = [];
   let producer: FollowingProducer | undefined;
   try {

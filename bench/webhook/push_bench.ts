@@ -40,7 +40,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { MqClient } from "../../client/mod.ts";
-import { commandLine, count, round, runtimeInfo } from "../support.ts";
+import { commandLine, count, percentile, round, runtimeInfo } from "../support.ts";
 
 const QUEUES = 8;
 const PRODUCE_BATCH = 100;
@@ -193,10 +193,6 @@ function cpuMeter(pids: (number | undefined)[]): () => (number | undefined)[] {
 
 const cores = (value: number | undefined) => value === undefined ? null : round(value);
 const coresText = (value: number | undefined) => value === undefined ? "n/a" : fixed(value);
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] : NaN;
-}
 
 interface ReceiverStats {
   requests: number;

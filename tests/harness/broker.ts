@@ -16,6 +16,43 @@ export interface BrokerProcess extends AsyncDisposable {
   kill(): Promise<void>;
 }
 
+/** A functions process (functions/main.ts) finding brokers through the KV route table. */
+export interface FunctionsProcess extends AsyncDisposable {
+  url: string;
+  child: ChildRun;
+  client: MqClient;
+}
+
+/** Starts functions/main.ts on port 0 against the KV Connect host `kvUrl`. */
+export async function startFunctions(
+  runtime: RuntimeName,
+  options: { kvUrl: string; kvToken: string; env?: Record<string, string> },
+): Promise<FunctionsProcess> {
+  const child = startChild(runtime, "functions/main.ts", [], {
+    PORT: "0",
+    MQ_KV: options.kvUrl,
+    DENO_KV_ACCESS_TOKEN: options.kvToken,
+    MQ_ROUTE_CACHE_MS: "60000",
+    MQ_LOG_LEVEL: "warn",
+    ...options.env,
+  });
+  try {
+    const { url } = await child.waitForJson<{ url: string }>(
+      "functions listening",
+      (v) => v.event === "listening",
+    );
+    return {
+      url,
+      child,
+      client: new MqClient({ baseUrl: url }),
+      [Symbol.asyncDispose]: () => child[Symbol.asyncDispose](),
+    };
+  } catch (err) {
+    await child[Symbol.asyncDispose]();
+    throw err;
+  }
+}
+
 export function tempDir(label: string): string {
   return mkdtempSync(`${tmpdir()}/mq-${label}-`);
 }
