@@ -371,3 +371,33 @@ Deno.test("IndexService.flush() refuses to go on after a failed fdatasync", asyn
   await assert.rejects(svc.flush(), notWritable);
   await svc.close(); // closes the files without another flush
 });
+
+Deno.test("IndexService.flush() leaves the active file's slot table for close(); a start rebuilds it", async () => {
+  const disk = new SimDisk();
+  const svc = service(disk);
+  const model: [string, number][] = [];
+  for (let i = 0; i < 30; i++) {
+    svc.put(record(i * 100, { keys: [`k${i % 4}`], uniqKey: `U${i}` }));
+    model.push([`U${i}`, i * 100], [`k${i % 4}`, i * 100]);
+  }
+  await svc.flush();
+  const [name] = disk.list("/store/index");
+  const slotBytes = (bytes: Uint8Array | undefined) => bytes!.subarray(40, 40 + 16 * 4);
+  // The checkpoint made entries and header durable, no slot page.
+  assert.ok(slotBytes(disk.durableBytes(`/store/index/${name}`)).every((b) => b === 0));
+  disk.crash({ policy: "drop-unsynced", random: mulberry32(7) });
+  const recovered = service(disk);
+  await recovered.recoverAfterCrash(Number.MAX_SAFE_INTEGER);
+  for (const k of ["k0", "k1", "k2", "k3", "U0", "U29"]) {
+    assert.deepEqual(recovered.queryByKey("T", k, { maxNum: 64, ...ALL_TIME }), expected(model, k));
+  }
+  await recovered.close();
+  // close() wrote the slot table: a load without recovery reads it.
+  assert.ok(slotBytes(disk.durableBytes(`/store/index/${name}`)).some((b) => b !== 0));
+  const reloaded = service(disk);
+  assert.deepEqual(
+    reloaded.queryByKey("T", "k1", { maxNum: 64, ...ALL_TIME }),
+    expected(model, "k1"),
+  );
+  await reloaded.close();
+});

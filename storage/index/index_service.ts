@@ -14,8 +14,6 @@ import { checkIndexLayout, IndexError, IndexFile, topicKeyHash } from "./index_f
 
 /** Most offsets one query returns (RocketMQ maxMsgsNumBatch). */
 export const MAX_MSGS_NUM_BATCH = 64;
-/** Slot pages written per event-loop turn by flush() (256 KiB). */
-const SLOT_PAGES_PER_TURN = 64;
 export const INDEX_DIR = "index";
 const INDEX_FILE_NAME = /^\d{17}$/;
 
@@ -145,14 +143,14 @@ export class IndexService {
     for (const file of this.#indexFiles) file.writeDirty();
   }
 
-  /** Writes and fdatasyncs sealed files, then the active one; fsyncs a new file's name. */
-  async flush(): Promise<void> {
+  /**
+   * Writes and fdatasyncs sealed files, then the active one's entries and header (its slot
+   * table too with `slotPages`, as close() does); fsyncs a new file's name. A start rebuilds
+   * the active file's slot table from its entries (recoverAfterCrash()).
+   */
+  async flush(slotPages = false): Promise<void> {
     this.#checkWritable();
-    for (const file of [...this.#indexFiles]) {
-      await file.writeSlotPagesGradually(SLOT_PAGES_PER_TURN);
-    }
-    this.#checkWritable();
-    this.writeDirty();
+    for (const file of this.#indexFiles) file.writeDirty(slotPages);
     try {
       await this.#nameDurable;
       for (const file of [...this.#indexFiles]) await file.sync();
@@ -208,7 +206,7 @@ export class IndexService {
   /** Flushes, then closes every file, even when the flush fails. */
   async close(): Promise<void> {
     try {
-      if (this.#failure === undefined) await this.flush();
+      if (this.#failure === undefined) await this.flush(true);
     } finally {
       for (const file of this.#indexFiles) file.close();
       this.#indexFiles = [];
