@@ -25,6 +25,7 @@ import type {
   QueueOffsetInfo,
   ReceiveOptions,
   ScheduledOutcome,
+  SignalSource,
   SubscriptionInput,
   SubscriptionView,
   TopicConfig,
@@ -97,7 +98,7 @@ export class MqClient implements BrokerClient {
     topic: string,
     queueId: number,
     request: PullRequest,
-    signal?: AbortSignal,
+    signal?: SignalSource,
   ): Promise<PullResult> {
     const q = new URLSearchParams({ offset: String(request.offset) });
     if (request.max !== undefined) q.set("max", String(request.max));
@@ -105,7 +106,7 @@ export class MqClient implements BrokerClient {
     if (request.tags !== undefined) q.set("tags", request.tags);
     if (request.group !== undefined) q.set("group", request.group);
     return this.#request("GET", `/v1/topics/${enc_(topic)}/queues/${queueId}/messages?${q}`, {
-      signal,
+      signal: typeof signal === "function" ? signal() : signal,
     });
   }
 
@@ -209,12 +210,12 @@ export class MqClient implements BrokerClient {
   async receive(
     group: string,
     options: ReceiveOptions,
-    signal?: AbortSignal,
+    signal?: SignalSource,
   ): Promise<PopMessage[]> {
     return (await this.#request<{ messages: PopMessage[] }>(
       "POST",
       `/v1/groups/${enc_(group)}/receive`,
-      { json: options, signal },
+      { json: options, signal: typeof signal === "function" ? signal() : signal },
     )).messages;
   }
   async ack(group: string, receiptHandle: string): Promise<void> {

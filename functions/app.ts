@@ -216,7 +216,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     const waitMs = parseNonNegativeInt("waitMs", c.req.query("waitMs"), limits.pullWaitMsMax);
     const tags = c.req.query("tags");
     const result = await call((b) =>
-      b.pull(topic, queueId, { offset, max, waitMs, tags, group }, c.req.raw.signal)
+      b.pull(topic, queueId, { offset, max, waitMs, tags, group }, () => c.req.raw.signal)
     );
     return c.json(result);
   });
@@ -415,7 +415,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
         max: body.max as number | undefined,
         invisibleMs: body.invisibleMs as number | undefined,
         waitMs: body.waitMs as number | undefined,
-      }, c.req.raw.signal)
+      }, () => c.req.raw.signal)
     );
     return c.json({ messages });
   });

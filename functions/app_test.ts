@@ -178,3 +178,43 @@ Deno.test("produce: a replay is 200 with Idempotent-Replayed; NOT_LEADER tells t
   assert.equal(told[0], broker);
   assert.equal((told[1] as BrokerError).code, "NOT_LEADER");
 });
+
+Deno.test("pull and receive hand the broker a getter for the client's signal, read only by the broker", async () => {
+  const seen: unknown[] = [];
+  const a = await app(fakeBroker({
+    pull: (_topic, _queueId, _request, signal) => {
+      seen.push(signal);
+      return Promise.resolve({
+        status: "NO_NEW_MESSAGE",
+        messages: [],
+        nextOffset: 0,
+        minOffset: 0,
+        maxOffset: 0,
+      });
+    },
+    receive: (_group, _options, signal) => {
+      seen.push(signal);
+      return Promise.resolve([]);
+    },
+  }));
+  const controllers = [new AbortController(), new AbortController()];
+  const pulled = await a.request("/v1/topics/t/queues/0/messages?offset=0&waitMs=100", {
+    signal: controllers[0].signal,
+  });
+  assert.equal(pulled.status, 200);
+  const received = await a.request("/v1/groups/g/receive", {
+    method: "POST",
+    body: JSON.stringify({ topic: "t", waitMs: 100 }),
+    headers: { "content-type": "application/json" },
+    signal: controllers[1].signal,
+  });
+  assert.equal(received.status, 200);
+  assert.equal(seen.length, 2);
+  for (const [i, source] of seen.entries()) {
+    assert.equal(typeof source, "function");
+    const signal = (source as () => AbortSignal)();
+    assert.equal(signal.aborted, false);
+    controllers[i].abort();
+    assert.equal(signal.aborted, true, "it is the request's own signal");
+  }
+});

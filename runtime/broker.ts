@@ -50,12 +50,14 @@ import type {
   ReceiveOptions,
   ScheduledOutcome,
   ScheduledStats,
+  SignalSource,
   SubscriptionInput,
   SubscriptionView,
   TopicConfig,
   TopicUpsert,
   WireMessage,
 } from "./protocol/types.ts";
+import { signalOf } from "./protocol/types.ts";
 import { MESSAGE_ID_PATTERN, MessageIdGenerator } from "./message_id.ts";
 import { PullHoldService } from "./long_polling.ts";
 import { checkCron, CronService } from "./cron_service.ts";
@@ -574,7 +576,7 @@ export class Broker implements BrokerClient {
     topicName: string,
     queueId: number,
     request: PullRequest,
-    signal?: AbortSignal,
+    signalSource?: SignalSource,
   ): Promise<PullResult> {
     this.#readableTopic(topicName, queueId);
     if (request.group !== undefined) await this.#existingGroup(request.group);
@@ -584,6 +586,7 @@ export class Broker implements BrokerClient {
     const tagCodes = tags ? new Set([...tags].map(tagsCodeOf)) : undefined;
     const deadline = this.deps.nowMs() + waitMs;
     let offset = request.offset;
+    let signal: AbortSignal | undefined; // read only once the pull has to wait
     for (;;) {
       const got = this.store.getMessage(topicName, queueId, offset, {
         maxMsgNums: max,
@@ -614,6 +617,7 @@ export class Broker implements BrokerClient {
       }
       if (offset < got.maxOffset && got.status === "NO_MATCHED_MESSAGE") continue; // keep scanning
       const left = deadline - this.deps.nowMs();
+      if (left > 0) signal ??= signalOf(signalSource);
       if (left <= 0 || this.#closing || signal?.aborted) {
         const status = offset > request.offset ? "NO_MATCHED_MESSAGE" : "NO_NEW_MESSAGE";
         return this.#answer(
@@ -882,7 +886,7 @@ export class Broker implements BrokerClient {
   async receive(
     group: string,
     options: ReceiveOptions,
-    signal?: AbortSignal,
+    signal?: SignalSource,
   ): Promise<PopMessage[]> {
     await this.#existingGroup(group);
     const topic = this.#readableTopic(options.topic, 0);

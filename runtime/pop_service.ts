@@ -17,7 +17,7 @@
 import type { MessageStore } from "../storage/message_store.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
 import { BrokerError } from "./protocol/errors.ts";
-import type { PopMessage } from "./protocol/types.ts";
+import { type PopMessage, signalOf, type SignalSource } from "./protocol/types.ts";
 import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC } from "./schedule_service.ts";
 import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, type TimerService } from "./timer_service.ts";
 import type { PullHoldService } from "./long_polling.ts";
@@ -78,8 +78,11 @@ export interface ReceiveRequest {
   max: number;
   invisibleMs: number;
   waitMs: number;
-  signal?: AbortSignal;
+  signal?: SignalSource;
 }
+
+/** Why a receive's own holds are released: a constant, so abort() builds no DOMException. */
+const RELEASED = "released";
 
 export class PopService {
   #rotation = 0;
@@ -94,21 +97,23 @@ export class PopService {
   async receive(req: ReceiveRequest): Promise<PopMessage[]> {
     const deadline = this.deps.nowMs() + req.waitMs;
     const retry = retryTopicOf(req.group);
+    let signal: AbortSignal | undefined;
     for (;;) {
       const out = await this.#popOnce(req, retry);
       const left = deadline - this.deps.nowMs();
-      if (out.length > 0 || left <= 0 || req.signal?.aborted || !this.deps.holds.canHold()) {
-        return out;
-      }
+      if (out.length > 0 || left <= 0) return out;
+      // Read only now that the receive has to wait (SignalSource).
+      signal ??= signalOf(req.signal);
+      if (signal?.aborted || !this.deps.holds.canHold()) return out;
       const stop = new AbortController();
-      const abort = () => stop.abort();
-      req.signal?.addEventListener("abort", abort, { once: true });
+      const abort = () => stop.abort(RELEASED);
+      signal?.addEventListener("abort", abort, { once: true });
       await Promise.race([
         this.deps.holds.hold(req.topic, -1, -1, left, undefined, stop.signal),
         this.deps.holds.hold(retry, -1, -1, left, undefined, stop.signal),
       ]);
-      stop.abort(); // release the other hold
-      req.signal?.removeEventListener("abort", abort);
+      stop.abort(RELEASED); // release the other hold
+      signal?.removeEventListener("abort", abort);
     }
   }
 

@@ -1,5 +1,6 @@
-// Broker.produce(): refusals are rejections (never a synchronous throw), and the replication
-// gate is asked on every client write, its errors passed through unchanged.
+// The Broker in process. produce(): refusals are rejections (never a synchronous throw), and
+// the replication gate is asked on every client write, its errors passed through unchanged.
+// pull() and receive(): the client's signal is read only to wait, and releases the wait.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -119,5 +120,39 @@ Deno.test("Broker.produce() refuses a missing topic when autoCreateTopicEnable i
       broker.produce("nope", { body }),
       (err) => err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND",
     );
+  });
+});
+
+Deno.test("Broker.pull() and receive() read the client's signal only to wait; an abort releases the wait", async () => {
+  await withBroker(undefined, {}, async (broker) => {
+    await broker.upsertTopic("t", { readQueueNums: 1, writeQueueNums: 1 });
+    await broker.upsertGroup("g");
+    await broker.produce("t", { body });
+    const controller = new AbortController();
+    let reads = 0;
+    const signal = () => {
+      reads++;
+      return controller.signal;
+    };
+    const found = await broker.pull("t", 0, { offset: 0, waitMs: 5000 }, signal);
+    assert.equal(found.messages.length, 1);
+    assert.equal(reads, 0, "an answer at once never reads the signal");
+
+    const [popped] = await broker.receive("g", { topic: "t", waitMs: 5000 }, signal);
+    assert.equal(popped.queueOffset, 0);
+    assert.equal(reads, 0);
+
+    const started = Date.now();
+    const held = broker.pull("t", 0, { offset: 1, waitMs: 5000 }, signal);
+    const receiving = broker.receive("g", { topic: "t", waitMs: 5000 }, signal);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(reads, 2, "each wait reads it once");
+    assert.ok(broker.holds.held >= 2);
+    controller.abort();
+    const [pulled, received] = await Promise.all([held, receiving]);
+    assert.equal(pulled.status, "NO_NEW_MESSAGE");
+    assert.deepEqual(received, []);
+    assert.ok(Date.now() - started < 2000, "released at the abort, not at waitMs");
+    assert.equal(broker.holds.held, 0);
   });
 });
