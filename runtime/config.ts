@@ -199,6 +199,12 @@ export const SETTINGS: Setting[] = [
     "Delete expired files at any hour above this disk use, %. Default 75.",
   ),
   s(
+    "store.commitLogTailCacheBytes",
+    "MQ_COMMIT_LOG_TAIL_CACHE_BYTES",
+    "int",
+    "Newest CommitLog bytes kept in memory for reads at the tail, bytes; 0 turns it off. Default 16 MiB.",
+  ),
+  s(
     "store.segmentZeroFill",
     "MQ_SEGMENT_ZERO_FILL",
     "bool",

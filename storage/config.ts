@@ -24,6 +24,10 @@ export interface StoreConfig {
   syncFlushTimeout: number;
   /** Bytes gathered before a write is issued without waiting for the end of the tick. 1 MiB. */
   writeBatchBytesMax: number;
+  /** The newest CommitLog bytes kept in memory, so that reads at the tail (pulls, pushes,
+   * replicas keeping up) need no syscall; RocketMQ gets this from its mmap and the page
+   * cache. 0 turns it off. 16 MiB (under a second of a busy broker's appends). */
+  commitLogTailCacheBytes: number;
   /** ConsumeQueue units per file (300,000 x 20 bytes = 6,000,000 bytes). */
   mappedFileSizeConsumeQueueUnits: number;
   /** ms between checkpoints (ConsumeQueue/index flush, then the checkpoint file). 1000. */
@@ -70,6 +74,7 @@ export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
     flushIntervalCommitLog: 500,
     syncFlushTimeout: 5000,
     writeBatchBytesMax: MIB,
+    commitLogTailCacheBytes: 16 * MIB,
     mappedFileSizeConsumeQueueUnits: 300_000,
     flushIntervalConsumeQueue: 1000,
     maxHashSlotNum: 5_000_000,

@@ -153,6 +153,7 @@ export class MessageStore {
       segmentBytes: this.config.mappedFileSizeCommitLog,
       writeBatchBytesMax: this.config.writeBatchBytesMax,
       zeroFill: zeroFillSegments(this.config),
+      tailCacheBytes: this.config.commitLogTailCacheBytes,
     });
     this.groupCommit = new GroupCommit(this.commitLog, {
       syncFlushTimeoutMs: this.config.syncFlushTimeout,

@@ -62,7 +62,7 @@ export class SimDisk implements FilePort {
   #failDatasync = new Set<string>();
   #nowMs: () => number;
   /** Counters for tests and benchmarks. */
-  readonly stats = { datasyncs: 0, writes: 0, dirSyncs: 0 };
+  readonly stats = { datasyncs: 0, writes: 0, dirSyncs: 0, reads: 0 };
 
   constructor(options: { nowMs?: () => number } = {}) {
     this.#nowMs = options.nowMs ?? (() => 0);
@@ -224,6 +224,7 @@ class SimFile implements FileHandle {
   ) {}
   readAt(buffer: Uint8Array, offset: number, length: number, position: number): number {
     this.disk.checkGeneration(this.generation);
+    this.disk.stats.reads++;
     const image = this.inode.current;
     if (position >= image.length) return 0;
     const n = Math.min(length, image.length - position);

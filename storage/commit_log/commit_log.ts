@@ -16,6 +16,7 @@ import {
 } from "../message/record.ts";
 import { parseSegmentName, Segment } from "./segment.ts";
 import { PREALLOC_SUFFIX, SegmentPreparation } from "./preallocate.ts";
+import { TailCache } from "./tail_cache.ts";
 
 export interface AppendPosition {
   physicalOffset: number;
@@ -28,6 +29,8 @@ export interface CommitLogOptions {
   segmentBytes: number;
   writeBatchBytesMax: number;
   zeroFill: boolean;
+  /** Newest written bytes held in memory for reads (StoreConfig.commitLogTailCacheBytes). */
+  tailCacheBytes: number;
 }
 
 export class CommitLog {
@@ -56,6 +59,8 @@ export class CommitLog {
   #pendingStart = 0;
   #pendingSegment: Segment | undefined;
   #onWritten: (wroteOffset: number) => void = () => {};
+  /** What reads at the tail are served from (tail_cache.ts). */
+  readonly #tail: TailCache;
 
   constructor(options: CommitLogOptions) {
     this.#files = options.files;
@@ -63,6 +68,7 @@ export class CommitLog {
     this.#segmentBytes = options.segmentBytes;
     this.#writeBatchBytesMax = options.writeBatchBytesMax;
     this.#zeroFill = options.zeroFill;
+    this.#tail = new TailCache(options.tailCacheBytes);
     assert(this.#segmentBytes >= 4096, "segment too small");
   }
 
@@ -127,6 +133,7 @@ export class CommitLog {
     }
     const first = this.#segments[0]?.startOffset ?? 0;
     this.#wroteOffset = this.#appendOffset = first;
+    this.#tail.reset(first);
   }
 
   /** Sets the end of valid data (after recovery) and drops segments wholly beyond it. */
@@ -144,6 +151,7 @@ export class CommitLog {
       this.#files.remove(seg.file.path);
     }
     this.#wroteOffset = this.#appendOffset = offset;
+    this.#tail.reset(offset);
   }
 
   /**
@@ -181,6 +189,7 @@ export class CommitLog {
     const segment = this.#pendingSegment!;
     const bytes = this.#pendingLarge ?? this.#buffer!.subarray(0, this.#pendingBytes);
     segment.file.writeAt(bytes, this.#pendingStart - segment.startOffset);
+    this.#tail.append(this.#pendingStart, bytes);
     // A BLANK closes its segment (RocketMQ counts the file as full): the log continues at the
     // next segment's start, so that is the written end a flush, a reader and a replica see.
     this.#wroteOffset = this.#appendOffset === segment.endOffset
@@ -251,6 +260,7 @@ export class CommitLog {
       await last.file.datasync();
     }
     this.#wroteOffset = this.#appendOffset = offset;
+    this.#tail.reset(offset);
   }
 
   /** Segments holding bytes in [from, to), oldest first. */
@@ -268,17 +278,28 @@ export class CommitLog {
   /** Reads `size` bytes at `offset`; undefined if not (or no longer) in the log. */
   read(offset: number, size: number): Uint8Array | undefined {
     if (offset + size > this.#wroteOffset) return undefined;
+    return this.#tail.read(offset, size) ?? this.#readFile(offset, size);
+  }
+
+  /**
+   * Reads and parses the record at `offset`. Bytes from the disk are CRC-checked; bytes from
+   * the tail cache never left this process's memory, so their CRC is not computed again.
+   */
+  readRecord(offset: number, size: number): ParseResult {
+    if (offset + size > this.#wroteOffset) {
+      return { kind: "corrupt", reason: "offset outside the log" };
+    }
+    const cached = this.#tail.read(offset, size);
+    const bytes = cached ?? this.#readFile(offset, size);
+    if (!bytes) return { kind: "corrupt", reason: "offset outside the log" };
+    return parseRecord(bytes, 0, { checkCrc: !cached, expectedPhysicalOffset: offset });
+  }
+
+  #readFile(offset: number, size: number): Uint8Array | undefined {
     const segment = this.findSegment(offset);
     if (!segment || offset + size > segment.endOffset) return undefined;
     const bytes = readFully(segment.file, offset - segment.startOffset, size);
     return bytes.length === size ? bytes : undefined;
-  }
-
-  /** Reads and parses the record at `offset`, CRC-checked. */
-  readRecord(offset: number, size: number): ParseResult {
-    const bytes = this.read(offset, size);
-    if (!bytes) return { kind: "corrupt", reason: "offset outside the log" };
-    return parseRecord(bytes, 0, { checkCrc: true, expectedPhysicalOffset: offset });
   }
 
   /** Deletes the oldest segment (retention). Never the one being written. */

@@ -4,6 +4,8 @@ import { CommitLog } from "./commit_log.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { BLANK_MAGIC, type MessageInput, prepareRecord } from "../message/record.ts";
 import { StoreError } from "../errors.ts";
+import { seededRandom } from "../testing.ts";
+import { TailCache } from "./tail_cache.ts";
 
 const host = { ip: new Uint8Array([127, 0, 0, 1]), port: 1 };
 const message = (bodyBytes: number, topic = "T"): MessageInput => ({
@@ -15,7 +17,7 @@ const message = (bodyBytes: number, topic = "T"): MessageInput => ({
   storeHost: host,
 });
 
-function newLog(disk: SimDisk, segmentBytes = 4096) {
+function newLog(disk: SimDisk, segmentBytes = 4096, tailCacheBytes = 0) {
   disk.mkdirp("/s/commitlog");
   const log = new CommitLog({
     files: disk,
@@ -23,6 +25,7 @@ function newLog(disk: SimDisk, segmentBytes = 4096) {
     segmentBytes,
     writeBatchBytesMax: 1 << 20,
     zeroFill: false,
+    tailCacheBytes,
   });
   log.load();
   return log;
@@ -116,6 +119,7 @@ Deno.test("CommitLog pre-writes the next segment with zeros and renames it into 
     segmentBytes: 4096,
     writeBatchBytesMax: 1 << 20,
     zeroFill: true,
+    tailCacheBytes: 0,
   });
   log.load();
   log.append(prepareRecord(message(1000), 1 << 20), 0, 5);
@@ -141,6 +145,7 @@ Deno.test("CommitLog abandons an unfinished preparation instead of writing where
     segmentBytes: 4096,
     writeBatchBytesMax: 1 << 20,
     zeroFill: true,
+    tailCacheBytes: 0,
   });
   log.load();
   // Roll twice in one tick: the preparation of segment 4096 cannot have finished.
@@ -154,10 +159,63 @@ Deno.test("CommitLog abandons an unfinished preparation instead of writing where
     segmentBytes: 4096,
     writeBatchBytesMax: 1 << 20,
     zeroFill: false,
+    tailCacheBytes: 0,
   });
   again.load();
   again.setEnd(4096 + 1092);
   const parsed = again.readRecord(4096, 1092);
   assert.equal(parsed.kind, "record");
   await again.close();
+});
+
+Deno.test("CommitLog serves its newest bytes from the tail cache, the same bytes as the disk", async () => {
+  for (let seed = 1; seed <= 20; seed++) {
+    const random = seededRandom(seed);
+    const cachedDisk = new SimDisk(), plainDisk = new SimDisk();
+    // A ring smaller than a segment and not a divisor of it: wraps mid-record.
+    const cached = newLog(cachedDisk, 8192, 3001);
+    const plain = newLog(plainDisk, 8192, 0);
+    const records: { offset: number; size: number }[] = [];
+    for (let i = 0; i < 60; i++) {
+      const input = message(Math.floor(random() * 900));
+      input.body = input.body.map(() => Math.floor(random() * 256));
+      const at = cached.append(prepareRecord(input, 1 << 20), i, 1000 + i);
+      assert.deepEqual(plain.append(prepareRecord(input, 1 << 20), i, 1000 + i), at);
+      records.push({ offset: at.physicalOffset, size: at.size });
+      if (random() < 0.4) continue; // several records in one write
+      cached.writePending();
+      plain.writePending();
+      for (const { offset, size } of records) {
+        const a = cached.readRecord(offset, size), b = plain.readRecord(offset, size);
+        assert.equal(a.kind, "record", `seed ${seed} record at ${offset}`);
+        assert.deepEqual(a, b, `seed ${seed} record at ${offset}`);
+        assert.deepEqual(cached.read(offset, size), plain.read(offset, size));
+      }
+      // The newest record never touches the disk.
+      const last = records.at(-1)!;
+      const reads = cachedDisk.stats.reads;
+      cached.readRecord(last.offset, last.size);
+      assert.equal(cachedDisk.stats.reads, reads, `seed ${seed}: newest record read from disk`);
+    }
+    await cached.close();
+    await plain.close();
+  }
+});
+
+Deno.test("TailCache holds the last capacity bytes of a run and restarts at a jump", () => {
+  const cache = new TailCache(10);
+  const bytes = (from: number, n: number) => Uint8Array.from({ length: n }, (_, i) => from + i);
+  cache.append(100, bytes(0, 6));
+  assert.deepEqual(cache.read(101, 4), bytes(1, 4));
+  cache.append(106, bytes(6, 7)); // wraps; holds log bytes [103, 113)
+  assert.deepEqual([cache.start, cache.end], [103, 113]);
+  assert.equal(cache.read(102, 2), undefined, "overwritten");
+  assert.deepEqual(cache.read(103, 10), bytes(3, 10));
+  assert.equal(cache.read(110, 4), undefined, "beyond the end");
+  cache.append(200, bytes(50, 25)); // a jump, and more than the ring
+  assert.deepEqual([cache.start, cache.end], [215, 225]);
+  assert.deepEqual(cache.read(215, 10), bytes(65, 10));
+  cache.reset(300);
+  assert.equal(cache.read(215, 1), undefined);
+  assert.equal(new TailCache(0).read(0, 0), undefined);
 });
