@@ -51,13 +51,19 @@ export function dirName(path: string): string {
 /** Reads exactly `length` bytes at `position`, or fewer only at end of file. */
 export function readFully(file: FileHandle, position: number, length: number): Uint8Array {
   const out = new Uint8Array(length);
+  const done = readFullyInto(file, position, out);
+  return done === length ? out : out.subarray(0, done);
+}
+
+/** Fills `out` from `position`; returns the bytes read (fewer only at end of file). */
+export function readFullyInto(file: FileHandle, position: number, out: Uint8Array): number {
   let done = 0;
-  while (done < length) {
-    const n = file.readAt(out, done, length - done, position + done);
-    if (n === 0) return out.subarray(0, done);
+  while (done < out.length) {
+    const n = file.readAt(out, done, out.length - done, position + done);
+    if (n === 0) return done;
     done += n;
   }
-  return out;
+  return done;
 }
 
 /** Writes a small file durably and atomically: tmp, fdatasync, rename, fsync dir. */

@@ -706,14 +706,27 @@ export class MessageStore {
     // RocketMQ scans max(16000 bytes, maxMsgNums x 20) of units when it filters; without a
     // filter every unit is taken, so reading more than maxMsgNums of them is waste.
     const scanMax = tagCodes ? Math.max(16_000 / 20, options.maxMsgNums * 20) : options.maxMsgNums;
-    for (const unit of cq.range(offset, scanMax)) {
+    const units = cq.range(offset, scanMax);
+    // Without a filter the records to read are known: one buffer holds them all (an
+    // ArrayBuffer per record cost ~1 µs each on Deno). With one, each gets its own.
+    let arena: Uint8Array | undefined, arenaAt = 0;
+    if (!tagCodes) {
+      let total = 0;
+      for (const unit of units) {
+        if (total > 0 && total + unit.size > options.maxBytes) break;
+        total += unit.size;
+      }
+      arena = new Uint8Array(total);
+    }
+    for (const unit of units) {
       if (
         messages.length >= options.maxMsgNums ||
         (messages.length > 0 && bytes + unit.size > options.maxBytes)
       ) break;
       next = unit.queueOffset + 1;
       if (tagCodes && !tagCodes.has(unit.tagsCode | 0)) continue;
-      const parsed = this.commitLog.readRecord(unit.commitLogOffset, unit.size);
+      const into = arena?.subarray(arenaAt, arenaAt += unit.size);
+      const parsed = this.commitLog.readRecord(unit.commitLogOffset, unit.size, into);
       if (parsed.kind !== "record") continue; // removed by retention meanwhile
       // Hash codes can collide: confirm on the record's own tag.
       if (

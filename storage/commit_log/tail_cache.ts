@@ -52,15 +52,30 @@ export class TailCache {
 
   /** A copy of log bytes [offset, offset + size), or undefined when not all held. */
   read(offset: number, size: number): Uint8Array | undefined {
-    const ring = this.#ring;
-    if (!ring || offset < this.#start || offset + size > this.#end || size < 0) return undefined;
-    const cap = this.capacity;
-    const pos = offset % cap;
-    if (pos + size <= cap) return ring.slice(pos, pos + size);
+    if (!this.holds(offset, size)) return undefined;
     const out = new Uint8Array(size);
-    const first = cap - pos;
-    out.set(ring.subarray(pos), 0);
-    out.set(ring.subarray(0, size - first), first);
+    this.readInto(offset, out);
     return out;
+  }
+
+  holds(offset: number, size: number): boolean {
+    return this.#ring !== undefined && offset >= this.#start && size >= 0 &&
+      offset + size <= this.#end;
+  }
+
+  /** Copies log bytes [offset, offset + out.length) into `out`; false when not all held. */
+  readInto(offset: number, out: Uint8Array): boolean {
+    const size = out.length;
+    if (!this.holds(offset, size)) return false;
+    const ring = this.#ring!, cap = this.capacity;
+    const pos = offset % cap;
+    if (pos + size <= cap) {
+      out.set(ring.subarray(pos, pos + size));
+    } else {
+      const first = cap - pos;
+      out.set(ring.subarray(pos), 0);
+      out.set(ring.subarray(0, size - first), first);
+    }
+    return true;
   }
 }

@@ -439,7 +439,8 @@ function writeHost(bytes: Uint8Array, view: DataView, at: number, host: HostAddr
 
 function readHost(rec: Uint8Array, view: DataView, at: number, v6: boolean): [HostAddress, number] {
   const n = v6 ? 16 : 4;
-  return [{ ip: rec.slice(at, at + n), port: view.getInt32(at + n) }, at + n + 4];
+  // A view, as the body is: the record's bytes are its own (no ArrayBuffer per host).
+  return [{ ip: rec.subarray(at, at + n), port: view.getInt32(at + n) }, at + n + 4];
 }
 
 function readInt(bytes: Uint8Array, at: number): number {
