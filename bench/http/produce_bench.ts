@@ -54,7 +54,12 @@ function startServer(
 ): Promise<{ url: string; stop(): Promise<void> }> {
   // The broker's own Deno flag (deno.json "start"), for the baseline too, so both match.
   const argv = g.Deno
-    ? ["run", "--v8-flags=--no-concurrent-array-buffer-sweeping", "-A", script]
+    ? [
+      "run",
+      "--v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring",
+      "-A",
+      script,
+    ]
     : ["run", script];
   const child = spawn(process.execPath, argv, {
     env: { ...process.env, ...env },

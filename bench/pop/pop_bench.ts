@@ -99,7 +99,12 @@ function cpuMeter(brokerPid: number | undefined) {
 function startBroker(dataDir: string): Promise<Broker> {
   // deno.json's start task passes this flag; the broker is measured as it is run.
   const argv = g.Deno
-    ? ["run", "--v8-flags=--no-concurrent-array-buffer-sweeping", "-A", "runtime/main.ts"]
+    ? [
+      "run",
+      "--v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring",
+      "-A",
+      "runtime/main.ts",
+    ]
     : ["run", "runtime/main.ts"];
   const child = spawn(process.execPath, argv, {
     env: {
