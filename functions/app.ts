@@ -24,7 +24,12 @@ import type {
 import type { BrokerConfig } from "../runtime/config.ts";
 import { Authenticator, type Principal, type Right } from "./auth.ts";
 import { BodyDeadlines, readBody } from "./body.ts";
-import { batchEnvelope, messageFromHeaders, messageFromItem } from "./produce_input.ts";
+import {
+  batchEnvelope,
+  messageFromHeaders,
+  messageFromItem,
+  readProduceHeaders,
+} from "./produce_input.ts";
 import { openApiDocument } from "./openapi.ts";
 
 export interface FunctionsLimits {
@@ -178,8 +183,9 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   app.post("/v1/topics/:topic/messages", async (c) => {
     const topic = checkUserTopic(c.req.param("topic"));
     allow(c, "publish", { topic });
-    const body = await readBody(c.req.raw, limits.maxMessageSize, deadlines);
-    const message = messageFromHeaders(c.req.raw.headers, body, limits);
+    const headers = readProduceHeaders(c.req.raw.headers);
+    const body = await readBody(c.req.raw, limits.maxMessageSize, deadlines, headers.contentLength);
+    const message = messageFromHeaders(headers, body, limits);
     // call() inlined: the hottest route skips its async frame and closure.
     const broker = await options.broker.get();
     let result: ProduceResult;

@@ -8,8 +8,9 @@ export async function readBody(
   request: Request,
   maxBytes: number,
   deadlines: BodyDeadlines,
+  /** The Content-Length header when the caller has read the headers already. */
+  declared: string | null = request.headers.get("content-length"),
 ): Promise<Uint8Array> {
-  const declared = request.headers.get("content-length");
   if (declared !== null) {
     if (!/^\d{1,15}$/.test(declared)) {
       throw new BrokerError(

@@ -91,26 +91,44 @@ const READ_HEADER_NAMES = [
 type ReadHeader = (typeof READ_HEADER_NAMES)[number];
 const READ_HEADERS: ReadonlySet<string> = new Set(READ_HEADER_NAMES);
 
+/** What a single produce reads from its headers, gathered in one pass, not yet checked. */
+export interface ProduceHeaders {
+  found: Partial<Record<ReadHeader, string>>;
+  properties: Record<string, string> | undefined;
+  count: number;
+  /** Content-Length as sent (readBody checks it), or null. */
+  contentLength: string | null;
+}
+
+/**
+ * One pass over the headers instead of a get() per name: on Deno each get() lowercases and
+ * scans every header (~1 µs of a produce's ~30), Content-Length included.
+ */
+export function readProduceHeaders(headers: Headers): ProduceHeaders {
+  const out: ProduceHeaders = { found: {}, properties: undefined, count: 0, contentLength: null };
+  headers.forEach((value, name) => {
+    if (READ_HEADERS.has(name)) out.found[name as ReadHeader] = value;
+    else if (name === "content-length") out.contentLength = value;
+    else if (name.startsWith("mq-prop-")) {
+      (out.properties ??= Object.create(null) as Record<string, string>)[name.slice(8)] = value;
+      out.count++;
+    }
+  });
+  return out;
+}
+
 /** The message of a single produce: the raw body plus Mq-* headers. */
 export function messageFromHeaders(
-  headers: Headers,
+  headers: Headers | ProduceHeaders,
   body: Uint8Array,
   limits: InputLimits,
 ): ProduceMessage {
   const m: ProduceMessage = { body };
-  // One pass over the headers instead of a get() per name: on Deno each get() lowercases
-  // and scans every header (~1 µs of a produce's ~30). Values are checked afterwards, in
-  // a fixed order, so the first error reported does not depend on header order.
-  const found: Partial<Record<ReadHeader, string>> = {};
-  let properties: Record<string, string> | undefined;
-  let count = 0;
-  headers.forEach((value, name) => {
-    if (READ_HEADERS.has(name)) found[name as ReadHeader] = value;
-    else if (name.startsWith("mq-prop-")) {
-      (properties ??= Object.create(null) as Record<string, string>)[name.slice(8)] = value;
-      count++;
-    }
-  });
+  // Values are checked here, in a fixed order, so the first error reported does not
+  // depend on header order.
+  const { found, properties, count } = headers instanceof Headers
+    ? readProduceHeaders(headers)
+    : headers;
   if (found["mq-tag"] !== undefined) m.tag = checkTag(found["mq-tag"]);
   const keys = found["mq-keys"];
   if (keys !== undefined) m.keys = checkKeys(keys.split(" ").filter((k) => k.length > 0));
