@@ -2,6 +2,7 @@
 // browsers (no imports beyond the protocol types). It is also the BrokerClient the
 // functions use in split mode, so everything the API offers is here.
 import { BrokerError } from "../runtime/protocol/errors.ts";
+import { signalOf } from "../runtime/protocol/types.ts";
 import type {
   AckResult,
   AssignmentView,
@@ -106,7 +107,7 @@ export class MqClient implements BrokerClient {
     if (request.tags !== undefined) q.set("tags", request.tags);
     if (request.group !== undefined) q.set("group", request.group);
     return this.#request("GET", `/v1/topics/${enc_(topic)}/queues/${queueId}/messages?${q}`, {
-      signal: typeof signal === "function" ? signal() : signal,
+      signal: signalOf(signal),
     });
   }
 
@@ -215,7 +216,7 @@ export class MqClient implements BrokerClient {
     return (await this.#request<{ messages: PopMessage[] }>(
       "POST",
       `/v1/groups/${enc_(group)}/receive`,
-      { json: options, signal: typeof signal === "function" ? signal() : signal },
+      { json: options, signal: signalOf(signal) },
     )).messages;
   }
   async ack(group: string, receiptHandle: string): Promise<void> {
