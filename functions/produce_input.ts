@@ -117,18 +117,16 @@ export function readProduceHeaders(headers: Headers): ProduceHeaders {
   return out;
 }
 
-/** The message of a single produce: the raw body plus Mq-* headers. */
+/** The message of a single produce: the raw body plus its Mq-* headers (readProduceHeaders). */
 export function messageFromHeaders(
-  headers: Headers | ProduceHeaders,
+  headers: ProduceHeaders,
   body: Uint8Array,
   limits: InputLimits,
 ): ProduceMessage {
   const m: ProduceMessage = { body };
   // Values are checked here, in a fixed order, so the first error reported does not
   // depend on header order.
-  const { found, properties, count } = headers instanceof Headers
-    ? readProduceHeaders(headers)
-    : headers;
+  const { found, properties, count } = headers;
   if (found["mq-tag"] !== undefined) m.tag = checkTag(found["mq-tag"]);
   const keys = found["mq-keys"];
   if (keys !== undefined) m.keys = checkKeys(keys.split(" ").filter((k) => k.length > 0));

@@ -9,6 +9,7 @@
 // JSON line: { sent, ok, failed, late, rate } (rate = produces answered per second).
 import net from "node:net";
 import process from "node:process";
+import { onResponses } from "./http_responses.mjs";
 
 const [urlText, rateText, secondsText, connText = "32", bytesText = "1024"] = process.argv.slice(2);
 const url = new URL(urlText);
@@ -35,14 +36,11 @@ const request = Buffer.concat([
 let sent = 0, ok = 0, failed = 0, late = 0, backlog = 0;
 const idle = [];
 
-/** One keep-alive connection: parses status line, Content-Length and skips the body. */
+/** One keep-alive connection: counts each answer by status, then sends the next produce. */
 function connect() {
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(url.port), url.hostname);
     socket.setNoDelay(true);
-    let buf = Buffer.alloc(0);
-    let bodyLeft = -1;
-    let status = 0;
     const conn = {
       socket,
       send() {
@@ -52,28 +50,16 @@ function connect() {
     };
     socket.on("connect", () => resolve(conn));
     socket.on("error", reject);
-    socket.on("data", (chunk) => {
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      for (;;) {
-        if (bodyLeft < 0) {
-          const end = buf.indexOf("\r\n\r\n");
-          if (end < 0) return;
-          const head = buf.toString("latin1", 0, end);
-          status = Number(head.slice(9, 12));
-          const m = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-          bodyLeft = m ? Number(m[1]) : 0;
-          buf = buf.subarray(end + 4);
-        }
-        if (buf.length < bodyLeft) return;
-        buf = buf.subarray(bodyLeft);
-        bodyLeft = -1;
-        if (status >= 200 && status < 300) ok++;
-        else failed++;
-        if (backlog > 0) {
-          backlog--;
-          conn.send();
-        } else idle.push(conn);
-      }
+    onResponses(socket, (status) => {
+      if (status >= 200 && status < 300) ok++;
+      else failed++;
+      if (backlog > 0) {
+        backlog--;
+        conn.send();
+      } else idle.push(conn);
+    }, (err) => {
+      process.stderr.write(`paced_producer: ${err.message}\n`);
+      failed++;
     });
     socket.on("close", () => {
       if (!stopping) failed++;

@@ -9,6 +9,7 @@
 // bornTimestamp, for messages born at or after record-from-ms (epoch ms, same clock).
 import net from "node:net";
 import process from "node:process";
+import { onResponses } from "./http_responses.mjs";
 
 const [baseText, topic, offsetsText, recordFromText] = process.argv.slice(2);
 const base = new URL(baseText ?? "");
@@ -34,47 +35,26 @@ function consume(queueId, offset) {
       socket.write(
         `GET ${path}?offset=${offset}&max=256&waitMs=500 HTTP/1.1\r\nHost: ${base.host}\r\n\r\n`,
       );
-    let buf = Buffer.alloc(0);
-    let bodyLeft = -1, status = 0;
     socket.on("connect", send);
     socket.on("error", (err) => (stopping ? resolve() : reject(err)));
     socket.on("close", () => resolve());
-    socket.on("data", (chunk) => {
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      for (;;) {
-        if (bodyLeft < 0) {
-          const end = buf.indexOf("\r\n\r\n");
-          if (end < 0) return;
-          const head = buf.toString("latin1", 0, end);
-          status = Number(head.slice(9, 12));
-          const m = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-          if (!m) {
-            reject(new Error(`pull answer without Content-Length:\n${head}`));
-            return socket.destroy();
-          }
-          bodyLeft = Number(m[1]);
-          buf = buf.subarray(end + 4);
-        }
-        if (buf.length < bodyLeft) return;
-        const body = buf.toString("utf8", 0, bodyLeft);
-        buf = buf.subarray(bodyLeft);
-        bodyLeft = -1;
-        if (status !== 200) {
-          reject(new Error(`pull answered ${status}: ${body}`));
-          return socket.destroy();
-        }
-        const page = JSON.parse(body);
-        const now = Date.now();
-        pulls++;
-        for (const m of page.messages) {
-          received++;
-          if (m.bornTimestamp >= recordFrom) latencies.push(now - m.bornTimestamp);
-        }
-        offset = page.nextOffset;
-        if (stopping) return socket.end();
-        send();
+    onResponses(socket, (status, bytes) => {
+      const body = bytes.toString("utf8");
+      if (status !== 200) {
+        reject(new Error(`pull answered ${status}: ${body}`));
+        return socket.destroy();
       }
-    });
+      const page = JSON.parse(body);
+      const now = Date.now();
+      pulls++;
+      for (const m of page.messages) {
+        received++;
+        if (m.bornTimestamp >= recordFrom) latencies.push(now - m.bornTimestamp);
+      }
+      offset = page.nextOffset;
+      if (stopping) return socket.end();
+      send();
+    }, reject);
   });
 }
 

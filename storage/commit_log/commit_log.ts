@@ -3,7 +3,7 @@
 // which stands in for RocketMQ's put lock. Appends made in the same tick are gathered
 // and written with one writeSync (a syscall costs 3-4 µs; a 1 KiB copy far less).
 import type { FilePort } from "../file_port.ts";
-import { readFully, readFullyInto } from "../file_port.ts";
+import { readFullyInto } from "../file_port.ts";
 import { assert, StoreError } from "../errors.ts";
 import {
   BLANK_MAGIC,
@@ -278,7 +278,8 @@ export class CommitLog {
   /** Reads `size` bytes at `offset`; undefined if not (or no longer) in the log. */
   read(offset: number, size: number): Uint8Array | undefined {
     if (offset + size > this.#wroteOffset) return undefined;
-    return this.#tail.read(offset, size) ?? this.#readFile(offset, size);
+    const out = new Uint8Array(size);
+    return this.#tail.readInto(offset, out) || this.#readFileInto(offset, out) ? out : undefined;
   }
 
   /**
@@ -304,13 +305,6 @@ export class CommitLog {
     const segment = this.findSegment(offset);
     if (!segment || offset + out.length > segment.endOffset) return false;
     return readFullyInto(segment.file, offset - segment.startOffset, out) === out.length;
-  }
-
-  #readFile(offset: number, size: number): Uint8Array | undefined {
-    const segment = this.findSegment(offset);
-    if (!segment || offset + size > segment.endOffset) return undefined;
-    const bytes = readFully(segment.file, offset - segment.startOffset, size);
-    return bytes.length === size ? bytes : undefined;
   }
 
   /** Deletes the oldest segment (retention). Never the one being written. */

@@ -50,14 +50,6 @@ export class TailCache {
     this.#start = Math.max(this.#start, this.#end - cap);
   }
 
-  /** A copy of log bytes [offset, offset + size), or undefined when not all held. */
-  read(offset: number, size: number): Uint8Array | undefined {
-    if (!this.holds(offset, size)) return undefined;
-    const out = new Uint8Array(size);
-    this.readInto(offset, out);
-    return out;
-  }
-
   holds(offset: number, size: number): boolean {
     return this.#ring !== undefined && offset >= this.#start && size >= 0 &&
       offset + size <= this.#end;

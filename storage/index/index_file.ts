@@ -34,7 +34,7 @@ export const INDEX_ENTRY_BYTES = 20; // IndexFile.indexSize
 export const INVALID_INDEX = 0; // IndexFile.invalidIndex
 const SLOT_PAGE_BYTES = 4096;
 const SLOTS_PER_PAGE = SLOT_PAGE_BYTES / INDEX_SLOT_BYTES;
-/** Dirty pages merged into one write, at most 1 MiB: bounds the big-endian copy. */
+/** Adjacent dirty pages merged into one write, at most 1 MiB a write. */
 const SLOT_RUN_PAGES_MAX = 256;
 /** Entries read per readAt while recovering (80 KiB). */
 const RECOVER_BATCH_ENTRIES = 4096;
@@ -44,9 +44,9 @@ assert(SLOT_PAGE_BYTES % INDEX_SLOT_BYTES === 0, "slot page holds whole slots");
 
 /**
  * The slot table of a writable file, held as the file holds it (big-endian int32s), so a
- * dirty page is written straight from it: at tens of thousands of keys a second nearly
- * every page is dirty at each checkpoint, and converting them cost a DataView store per
- * slot (5M a second) plus a buffer per page.
+ * dirty page is written straight from it when the file is sealed or closed: with random
+ * keys nearly every page is dirty by then, and converting 5M slots cost a DataView store
+ * per slot plus a buffer per page.
  */
 class SlotTable {
   readonly bytes: Uint8Array;
@@ -492,12 +492,17 @@ export class IndexFile {
     return decodeEntry(new DataView(raw.buffer), 0);
   }
 
-  /** Writes pages[from..to) (sorted page numbers), each run of adjacent pages as one write
-   * of at most SLOT_RUN_PAGES_MAX pages, straight from the table. */
-  #writeRuns(slots: SlotTable, pages: readonly number[], from: number, to: number): void {
-    for (let i = from; i < to;) {
+  /** Writes the dirty pages, each run of adjacent pages as one write of at most
+   * SLOT_RUN_PAGES_MAX pages, straight from the table. */
+  #writeSlotPages(): void {
+    const pages = this.#dirtyPages;
+    if (pages.length === 0) return;
+    assert(this.#slots !== null, "dirty slot pages live in memory");
+    const slots = this.#slots;
+    pages.sort((a, b) => a - b);
+    for (let i = 0; i < pages.length;) {
       let j = i + 1;
-      while (j < to && pages[j] === pages[j - 1] + 1 && j - i < SLOT_RUN_PAGES_MAX) j++;
+      while (j < pages.length && pages[j] === pages[j - 1] + 1 && j - i < SLOT_RUN_PAGES_MAX) j++;
       const firstSlot = pages[i] * SLOTS_PER_PAGE;
       const endSlot = Math.min((pages[j - 1] + 1) * SLOTS_PER_PAGE, slots.length);
       this.#handle.writeAt(
@@ -506,15 +511,6 @@ export class IndexFile {
       );
       i = j;
     }
-  }
-
-  #writeSlotPages(): void {
-    const pages = this.#dirtyPages;
-    if (pages.length === 0) return;
-    assert(this.#slots !== null, "dirty slot pages live in memory");
-    const slots = this.#slots;
-    pages.sort((a, b) => a - b);
-    this.#writeRuns(slots, pages, 0, pages.length);
     for (const page of pages) this.#pageDirty[page] = 0;
     pages.length = 0;
     this.#unsynced = true;
