@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   bodyCrc32,
+  decodeProperties,
   javaStringHashCode,
   MAGIC_V1,
   type MessageInput,
@@ -217,4 +218,51 @@ Deno.test("parseRecord() reports a flipped body byte, a torn record and a wrong 
     "corrupt",
   );
   assert.equal(parseRecord(new Uint8Array(16), 0, { checkCrc: true }).kind, "end");
+});
+
+Deno.test("decodeProperties() reads pairs as MessageDecoder.string2messageProperties does", () => {
+  const read = (text: string) => [...decodeProperties(new TextEncoder().encode(text))];
+  assert.deepEqual(read(""), []);
+  assert.deepEqual(read("KEYS\u0001a b\u0002TAGS\u0001T\u0002"), [["KEYS", "a b"], ["TAGS", "T"]]);
+  // No trailing separator; a value may hold \u0001; an empty value is kept.
+  assert.deepEqual(read("k\u0001v\u0001w\u0002kk\u0001"), [["k", "v\u0001w"], ["kk", ""]]);
+  // Skipped: pairs under 3 characters, no name, no separator, empty pairs.
+  assert.deepEqual(read("ab\u0002\u0001xyz\u0002name\u0002\u0002\u0002é\u0001ü"), [["é", "ü"]]);
+});
+
+Deno.test("parseRecord() decodes records of alternating topics in one buffer, and refuses a record whose fields run into the next", () => {
+  const record = (topic: string, body: number[]) =>
+    prepareRecord({
+      topic,
+      queueId: 0,
+      body: new Uint8Array(body),
+      properties: new Map([["TAGS", topic + "-tag"]]),
+      bornTimestamp: 1,
+      bornHost: v4(1, 1, 1, 1, 1),
+      storeHost: v4(1, 1, 1, 1, 1),
+    }, MAX).bytes;
+  const parts = [record("A", [1]), record("B", [2, 2]), record("A", [3]), record("AB", [4])];
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  const starts: number[] = [];
+  for (const p of parts) {
+    starts.push(at);
+    all.set(p, at);
+    at += p.length;
+  }
+  const topics = starts.map((s) => {
+    const parsed = parseRecord(all, s, { checkCrc: true });
+    assert.equal(parsed.kind, "record");
+    return parsed.kind === "record"
+      ? [parsed.record.topic, parsed.record.properties.get("TAGS")]
+      : [];
+  });
+  assert.deepEqual(topics, [["A", "A-tag"], ["B", "B-tag"], ["A", "A-tag"], ["AB", "AB-tag"]]);
+  // A TOTALSIZE 3 bytes short: the properties end past it, in the next record's bytes.
+  const short = all.slice();
+  new DataView(short.buffer).setInt32(0, parts[0].length - 3);
+  assert.deepEqual(parseRecord(short, 0, { checkCrc: true }), {
+    kind: "corrupt",
+    reason: "fields run past the record",
+  });
 });
