@@ -30,14 +30,32 @@ export async function readBody(
   // reader, on Bun above all). Otherwise count chunks as they come. The declared path does
   // not touch `request.body`: on Deno that getter builds a ReadableStream, and arrayBuffer()
   // then drains it instead of taking the body whole (no body reads as empty either way).
-  if (declared !== null) return new Uint8Array(await deadlines.race(request.arrayBuffer()));
-  if (!request.body) return new Uint8Array(0);
-  const deadline = new Deadline(deadlines.ms);
   try {
-    return await readCounting(request.body.getReader(), maxBytes, deadline);
-  } finally {
-    deadline.clear();
+    if (declared !== null) return new Uint8Array(await deadlines.race(request.arrayBuffer()));
+    if (!request.body) return new Uint8Array(0);
+    const deadline = new Deadline(deadlines.ms);
+    try {
+      return await readCounting(request.body.getReader(), maxBytes, deadline);
+    } finally {
+      deadline.clear();
+    }
+  } catch (err) {
+    throw bodyError(err);
   }
+}
+
+/**
+ * A body that fails to arrive (the client closed the connection or sent a malformed chunk)
+ * is the client's fault, not an internal error: a typed 400, logged by nobody.
+ */
+function bodyError(err: unknown): BrokerError {
+  if (err instanceof BrokerError) return err;
+  return new BrokerError(
+    "BODY_INCOMPLETE",
+    `Cannot read the request body: ${err instanceof Error ? err.message : String(err)}`,
+    {},
+    { cause: err },
+  );
 }
 
 function timeoutError(ms: number): BrokerError {

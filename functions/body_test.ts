@@ -53,3 +53,28 @@ Deno.test("readBody() reads a declared body whole and an undeclared one by chunk
   assert.equal(await code(readBody(tooLong, 10, deadlines)), "PAYLOAD_TOO_LARGE");
   deadlines.close();
 });
+
+Deno.test("readBody() answers a body that fails midway with BODY_INCOMPLETE, not an internal error", async () => {
+  const deadlines = new BodyDeadlines(1000, () => performance.now());
+  const failing = () =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode("ab"));
+        c.error(new Error("connection reset by peer"));
+      },
+    });
+  const declared = new Request("http://x/", {
+    method: "POST",
+    body: failing(),
+    headers: { "content-length": "10" },
+  });
+  const streamed = new Request("http://x/", { method: "POST", body: failing() });
+  for (const request of [declared, streamed]) {
+    const err = await readBody(request, 100, deadlines).then(() => undefined, (e) => e);
+    assert.ok(err instanceof BrokerError, String(err));
+    assert.equal(err.code, "BODY_INCOMPLETE");
+    assert.equal(err.status, 400);
+    assert.match(err.message, /connection reset by peer/);
+  }
+  deadlines.close();
+});

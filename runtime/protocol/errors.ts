@@ -86,6 +86,11 @@ export const PROBLEMS = {
     type: "/problems/request-timeout",
     title: "The request body arrived too slowly",
   },
+  BODY_INCOMPLETE: {
+    status: 400,
+    type: "/problems/body-incomplete",
+    title: "The request body could not be read to its end",
+  },
   IDEMPOTENCY_CONFLICT: {
     status: 422,
     type: "/problems/idempotency-key-reused",
