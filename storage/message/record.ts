@@ -163,6 +163,7 @@ export function decodeProperties(bytes: Uint8Array): Map<string, string> {
   // Pairs found by indexOf in the decoded text: split() cost an array and a string per
   // pair, half of a record's decoding on Deno.
   const text = decoder.decode(bytes);
+  const ascii = text.length === bytes.length;
   const end = text.length;
   for (let from = 0; from < end;) {
     let stop = text.indexOf(PROPERTY_SEPARATOR, from);
@@ -170,7 +171,16 @@ export function decodeProperties(bytes: Uint8Array): Map<string, string> {
     // As MessageDecoder.string2messageProperties: skip short or separator-less pairs.
     if (stop - from >= 3) {
       const at = text.indexOf(NAME_VALUE_SEPARATOR, from);
-      if (at > from && at < stop) out.set(text.slice(from, at), text.slice(at + 1, stop));
+      if (at > from && at < stop) {
+        // A slice of 13 characters or more is a view of the whole text (V8's SlicedString),
+        // and one in an object sends Deno's JSON.stringify off its fast path: a page of
+        // four messages took 4.3 µs instead of 2.0 for their UNIQ_KEY alone. Such values
+        // are decoded on their own (offsets are byte offsets when the text is ASCII).
+        const value = stop - at > 13 && ascii
+          ? decoder.decode(bytes.subarray(at + 1, stop))
+          : text.slice(at + 1, stop);
+        out.set(text.slice(from, at), value);
+      }
     }
     from = stop + 1;
   }
