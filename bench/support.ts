@@ -1,6 +1,7 @@
 // Helpers shared by the benches: flags, runtime name, progress lines, number formatting,
 // and a cooperative yield. Portable between Deno and Bun: node:* modules only, no Deno.*
 // or Bun.* API, so the same file runs on both and the figures compare.
+import { readFileSync } from "node:fs";
 import process from "node:process";
 import { setImmediate } from "node:timers";
 
@@ -173,4 +174,35 @@ export function compareLine(
   } ${count(baseline.perSecond).padStart(11)}/s   ratio ${
     ratio(figure.perSecond / baseline.perSecond)
   }`;
+}
+
+/**
+ * The share of the machine's CPU time left idle over `ms` (Linux /proc/stat; undefined
+ * elsewhere). Benches measure it before they start: a core held by another process skews
+ * a server against its baseline, and the latency tails most of all.
+ */
+export async function machineIdleShare(ms = 1000): Promise<number | undefined> {
+  const sample = () => {
+    try {
+      const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/)
+        .slice(1).map(Number);
+      // user nice system idle iowait irq softirq steal ...: idle and iowait count as idle.
+      return { idle: fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+    } catch {
+      return undefined;
+    }
+  };
+  const before = sample();
+  if (!before) return undefined;
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = sample()!;
+  return (after.idle - before.idle) / Math.max(1, after.total - before.total);
+}
+
+/** A warning line when the machine was busy before a bench (below 90% idle), else "". */
+export function busyMachineWarning(idle: number | undefined): string {
+  if (idle === undefined || idle >= 0.9) return "";
+  return `# warning: the machine was only ${
+    (idle * 100).toFixed(0)
+  }% idle before this bench; another process skews its figures (check with vmstat 1)`;
 }

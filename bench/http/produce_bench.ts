@@ -23,7 +23,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
-import { median, percentile } from "../support.ts";
+import { busyMachineWarning, machineIdleShare, median, percentile } from "../support.ts";
 
 const args = process.argv.slice(2);
 const json = args.includes("--json");
@@ -176,9 +176,13 @@ async function load(
 
 const body = new Uint8Array(1024).fill(97);
 const dataDir = mkdtempSync(`${tmpdir()}/mq-bench-http-`);
+const idleBefore = await machineIdleShare();
 say(
-  `# produce_bench: runtime=${runtime} seconds=${seconds} body=1024B connections=64 flush=ASYNC_FLUSH dataDir=${dataDir}`,
+  `# produce_bench: runtime=${runtime} seconds=${seconds} body=1024B connections=64 flush=ASYNC_FLUSH dataDir=${dataDir} machine_idle_before=${
+    idleBefore === undefined ? "n/a" : idleBefore.toFixed(2)
+  }`,
 );
+if (busyMachineWarning(idleBefore)) say(busyMachineWarning(idleBefore));
 
 const hello = await startServer("bench/http/hello_server.ts", {});
 const broker = await startServer("runtime/main.ts", {
@@ -256,6 +260,7 @@ try {
   const result = {
     runtime,
     seconds,
+    machine_idle_before: idleBefore === undefined ? null : Number(idleBefore.toFixed(3)),
     hello_req_per_s: Math.round(helloRate),
     produce_msgs_per_s: Math.round(produceRate),
     produce_vs_hello_ratio: Number(median(ratios).toFixed(3)),

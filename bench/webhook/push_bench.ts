@@ -40,7 +40,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { MqClient } from "../../client/mod.ts";
-import { commandLine, count, percentile, round, runtimeInfo } from "../support.ts";
+import {
+  busyMachineWarning,
+  commandLine,
+  count,
+  machineIdleShare,
+  percentile,
+  round,
+  runtimeInfo,
+} from "../support.ts";
 
 const QUEUES = 8;
 const PRODUCE_BATCH = 100;
@@ -424,12 +432,16 @@ async function awaitDeliveries(
 
 const dataDir = mkdtempSync(`${parentDir}/mq-bench-webhook-`);
 const flush = "ASYNC_FLUSH";
+const idleBefore = await machineIdleShare();
+if (busyMachineWarning(idleBefore)) say(busyMachineWarning(idleBefore));
 say(
   `# push_bench: runtime=${runtime.name} ${runtime.version} quick=${quick} messages=${
     count(messages)
   } concurrency=${concurrency} queues=${QUEUES} body=${bodyBytes}B flush=${flush} baseline=${baselineSeconds}s x2 load-client=${loadClient} latency=${latRate} msg/s x ${latSeconds} s warmup=${
     count(warmupMessages)
-  } dataDir=${dataDir}${cpuProfDir ? ` broker-cpu-prof=${cpuProfDir}` : ""}`,
+  } dataDir=${dataDir} machine_idle_before=${
+    idleBefore === undefined ? "n/a" : idleBefore.toFixed(2)
+  }${cpuProfDir ? ` broker-cpu-prof=${cpuProfDir}` : ""}`,
 );
 const totalStart = performance.now();
 const receiver = await startServer("the receiver", here("./receiver_server.ts"), {});
@@ -585,6 +597,7 @@ try {
   const out = {
     runtime: runtime.name,
     runtime_version: runtime.version,
+    machine_idle_before: idleBefore === undefined ? null : round(idleBefore),
     quick,
     messages,
     concurrency,
