@@ -1,5 +1,5 @@
 // Helpers shared by the benches: flags, runtime name, progress lines, number formatting,
-// and a cooperative yield. Portable between Deno and Bun: node:* modules only, no Deno.*
+// a cooperative yield, and a check that the machine is idle. Portable between Deno and Bun: node:* modules only, no Deno.*
 // or Bun.* API, so the same file runs on both and the figures compare.
 import { readFileSync } from "node:fs";
 import process from "node:process";
