@@ -306,7 +306,9 @@ Deno.test("MessageStore.getMessage() pages through interleaved queues across seg
     }
     assert.deepEqual(bodies, sent.get(queueId), `queue ${queueId}`);
   }
-  // A record damaged on disk is skipped whether it was read alone or inside a span.
+  // A record damaged on disk is skipped whether it was read alone or inside a span. It is
+  // read from disk: the tail cache restarts at each segment end, and with 8 KiB segments it
+  // holds only the newest segment.
   const first = store.getMessage("T", 0, 0, { maxMsgNums: 3, maxBytes: 1 << 20 });
   const victim = first.messages[1].record;
   const segment = store.commitLog.findSegment(victim.physicalOffset)!;
