@@ -206,3 +206,17 @@ export function busyMachineWarning(idle: number | undefined): string {
     (idle * 100).toFixed(0)
   }% idle before this bench; another process skews its figures (check with vmstat 1)`;
 }
+
+/**
+ * The `--v8-flags=…` argument of deno.json's start task: benches start Deno children (brokers
+ * and their baselines) with it, so they measure the broker as `deno task start` runs it and
+ * the two cannot drift apart.
+ */
+export function brokerDenoV8Flags(): string {
+  const denoJson = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8"));
+  const flag = String(denoJson.tasks?.start ?? "").split(/\s+/).find((a) =>
+    a.startsWith("--v8-flags=")
+  );
+  if (!flag) throw new Error("deno.json's start task has no --v8-flags=… argument");
+  return flag;
+}

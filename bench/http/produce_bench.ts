@@ -23,7 +23,13 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
-import { busyMachineWarning, machineIdleShare, median, percentile } from "../support.ts";
+import {
+  brokerDenoV8Flags,
+  busyMachineWarning,
+  machineIdleShare,
+  median,
+  percentile,
+} from "../support.ts";
 
 const args = process.argv.slice(2);
 const json = args.includes("--json");
@@ -52,11 +58,11 @@ function startServer(
   script: string,
   env: Record<string, string>,
 ): Promise<{ url: string; stop(): Promise<void> }> {
-  // The broker's own Deno flag (deno.json "start"), for the baseline too, so both match.
+  // The broker's own V8 flags (deno.json "start"), for the baseline too, so both match.
   const argv = g.Deno
     ? [
       "run",
-      "--v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring",
+      brokerDenoV8Flags(),
       "-A",
       script,
     ]

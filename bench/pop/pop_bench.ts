@@ -29,7 +29,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
 import type { PopMessage } from "../../runtime/protocol/types.ts";
-import { commandLine, count, round, runtimeInfo } from "../support.ts";
+import { brokerDenoV8Flags, commandLine, count, round, runtimeInfo } from "../support.ts";
 
 const QUEUES = 8;
 const BODY_BYTES = 1024;
@@ -97,11 +97,11 @@ function cpuMeter(brokerPid: number | undefined) {
 
 /** The broker as a child process on this runtime; resolves once it prints "listening". */
 function startBroker(dataDir: string): Promise<Broker> {
-  // deno.json's start task passes this flag; the broker is measured as it is run.
+  // deno.json's start task passes these V8 flags; the broker is measured as it is run.
   const argv = g.Deno
     ? [
       "run",
-      "--v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring",
+      brokerDenoV8Flags(),
       "-A",
       "runtime/main.ts",
     ]

@@ -40,7 +40,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { BrokerError, messageBody, MqClient, type WireMessage } from "../../client/mod.ts";
-import { commandLine, count, round, runtimeInfo } from "../support.ts";
+import { brokerDenoV8Flags, commandLine, count, round, runtimeInfo } from "../support.ts";
 import { seededRandom } from "../../storage/testing.ts";
 
 const TOPIC = "repl-bench";
@@ -196,7 +196,7 @@ function spawnChild(
   const argv = onDeno
     ? [
       "run",
-      "--v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring",
+      brokerDenoV8Flags(),
       "-A",
       script,
       ...args,

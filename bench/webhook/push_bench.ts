@@ -41,6 +41,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { MqClient } from "../../client/mod.ts";
 import {
+  brokerDenoV8Flags,
   busyMachineWarning,
   commandLine,
   count,
@@ -92,12 +93,12 @@ const clock = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
-/** `run <script>` on this runtime; on Deno with the broker's own V8 flag (deno.json start). */
+/** `run <script>` on this runtime; on Deno with the broker's own V8 flags (deno.json start). */
 function runArgs(script: string, extra: string[] = []): string[] {
   return g.Deno
     ? [
       "run",
-      "--v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring",
+      brokerDenoV8Flags(),
       "-A",
       ...extra,
       script,
