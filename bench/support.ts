@@ -182,21 +182,62 @@ export function compareLine(
  * a server against its baseline, and the latency tails most of all.
  */
 export async function machineIdleShare(ms = 1000): Promise<number | undefined> {
-  const sample = () => {
-    try {
-      const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/)
-        .slice(1).map(Number);
-      // user nice system idle iowait irq softirq steal ...: idle and iowait count as idle.
-      return { idle: fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
-    } catch {
-      return undefined;
-    }
-  };
-  const before = sample();
+  const before = cpuTimes();
   if (!before) return undefined;
   await new Promise((resolve) => setTimeout(resolve, ms));
-  const after = sample()!;
+  const after = cpuTimes()!;
   return (after.idle - before.idle) / Math.max(1, after.total - before.total);
+}
+
+/** The machine's CPU time counters (Linux /proc/stat, in ticks); undefined elsewhere. */
+export interface CpuTimes {
+  /** idle + iowait */
+  idle: number;
+  /** Time the hypervisor ran other guests while this one wanted to run. */
+  steal: number;
+  total: number;
+}
+
+export function cpuTimes(): CpuTimes | undefined {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/)
+      .slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal ...
+    return {
+      idle: fields[3] + (fields[4] ?? 0),
+      steal: fields[7] ?? 0,
+      total: fields.reduce((a, b) => a + b, 0),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The share of CPU time stolen between two samples: on a VM, the time the host ran other
+ * guests while this one had work. It does not show while the machine is idle (nothing
+ * wants to run), so it is measured during the phases; a run with a few percent of steal
+ * measured a slower machine than one without, and its ratios drift with the host's load.
+ */
+export function stealShare(
+  before: CpuTimes | undefined,
+  after: CpuTimes | undefined = cpuTimes(),
+): number | undefined {
+  if (!before || !after) return undefined;
+  return (after.steal - before.steal) / Math.max(1, after.total - before.total);
+}
+
+/** Steal share as a percentage for a progress line ("steal 3.2%"), or "" off Linux. */
+export function stealText(share: number | undefined): string {
+  return share === undefined ? "" : `, steal ${(share * 100).toFixed(1)}%`;
+}
+
+/** A warning line when the host stole more than `limit` of the CPU time during a phase. */
+export function stealWarning(share: number | undefined, what: string, limit = 0.05): string {
+  if (share === undefined || share <= limit) return "";
+  return `# warning: the host stole ${
+    (share * 100).toFixed(0)
+  }% of this VM's CPU time during ${what}; its figures measured a slower, noisier machine`;
 }
 
 /** A warning line when the machine was busy before a bench (below 90% idle), else "". */

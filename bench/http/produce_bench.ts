@@ -14,6 +14,9 @@
 //                           fetch consumer in this process
 //   wake_p99_ms             produce start -> held pull answered (one queue, one consumer),
 //                           1000 samples after 20 unrecorded
+//   steal_*                 share of the VM's CPU time the host gave to other guests during
+//                           the ratio rounds, the end-to-end run and the wake phase (Linux
+//                           /proc/stat): a few percent means a slower, noisier machine
 // Single produces and the hello baseline are driven by autocannon (Node.js, a separate
 // process, 64 connections); the other phases by this process's fetch. The load generator
 // shares the 2 cores with the servers, so absolute figures are for about half the
@@ -26,9 +29,13 @@ import { MqClient } from "../../client/mod.ts";
 import {
   brokerDenoV8Flags,
   busyMachineWarning,
+  cpuTimes,
   machineIdleShare,
   median,
   percentile,
+  stealShare,
+  stealText,
+  stealWarning,
 } from "../support.ts";
 
 const args = process.argv.slice(2);
@@ -211,7 +218,9 @@ try {
   await autocannon(broker.url + path, bodyFile, 16, 1);
   say(`hello-world Hono POST (baseline) then single produce, autocannon -c 64, ${rounds} rounds…`);
   const helloRates: number[] = [], produceRates: number[] = [], ratios: number[] = [];
+  const ratioPhase = cpuTimes();
   for (let round = 1; round <= rounds; round++) {
+    const roundStart = cpuTimes();
     const h = await autocannon(hello.url + path, bodyFile, 64, seconds);
     const p = await autocannon(broker.url + path, bodyFile, 64, seconds);
     helloRates.push(h);
@@ -220,8 +229,12 @@ try {
     say(
       `  round ${round}/${rounds}: hello ${h.toFixed(0)} req/s, produce ${
         p.toFixed(0)
-      } msgs/s, ratio ${(p / h).toFixed(3)}`,
+      } msgs/s, ratio ${(p / h).toFixed(3)}${stealText(stealShare(roundStart))}`,
     );
+  }
+  const ratioSteal = stealShare(ratioPhase);
+  if (stealWarning(ratioSteal, "the ratio rounds")) {
+    say(stealWarning(ratioSteal, "the ratio rounds"));
   }
   const helloRate = median(helloRates), produceRate = median(produceRates);
 
@@ -241,9 +254,14 @@ try {
   // runs second and is reported beside it (e2e_sdk_*), client costs included.
   const target = e2eRate ?? Math.max(100, produceRate / 2);
   const fixed = await endToEnd("node", target);
+  const e2eSteal = fixed.steal;
+  if (stealWarning(e2eSteal, "the end-to-end run")) {
+    say(stealWarning(e2eSteal, "the end-to-end run"));
+  }
   const sdk = await endToEnd("sdk", target);
 
   say(`long-poll wake latency, ${WAKE_SAMPLES} samples…`);
+  const wakePhase = cpuTimes();
   const wakes: number[] = [];
   let wakeOffset = (await mq.pull("wake", 0, { offset: 0, max: 1 })).maxOffset;
   for (let i = 0; i < WAKE_WARMUP + WAKE_SAMPLES; i++) {
@@ -259,9 +277,13 @@ try {
     wakeOffset = page.nextOffset;
   }
   wakes.sort((a, b) => a - b);
+  const wakeSteal = stealShare(wakePhase);
   say(
-    `  p50 ${percentile(wakes, 0.5).toFixed(2)} ms, p99 ${percentile(wakes, 0.99).toFixed(2)} ms`,
+    `  p50 ${percentile(wakes, 0.5).toFixed(2)} ms, p99 ${percentile(wakes, 0.99).toFixed(2)} ms${
+      stealText(wakeSteal)
+    }`,
   );
+  const share = (s: number | undefined) => s === undefined ? null : Number(s.toFixed(3));
 
   const result = {
     runtime,
@@ -282,6 +304,9 @@ try {
     e2e_sdk_p99_ms: sdk.p99,
     wake_p50_ms: Number(percentile(wakes, 0.5).toFixed(3)),
     wake_p99_ms: Number(percentile(wakes, 0.99).toFixed(3)),
+    steal_ratio_rounds: share(ratioSteal),
+    steal_e2e: share(e2eSteal),
+    steal_wake: share(wakeSteal),
   };
   if (json) process.stdout.write(JSON.stringify(result) + "\n");
   else for (const [k, v] of Object.entries(result)) process.stdout.write(`${k.padEnd(24)} ${v}\n`);
@@ -303,7 +328,7 @@ async function ensureGroup(): Promise<string> {
 async function endToEnd(
   consumer: "node" | "sdk",
   target: number,
-): Promise<{ achieved: number; p50: number; p99: number }> {
+): Promise<{ achieved: number; p50: number; p99: number; steal: number | undefined }> {
   say(
     `end-to-end latency at ~${
       target.toFixed(0)
@@ -312,6 +337,7 @@ async function endToEnd(
   // Steady state only: the pull path, the consumer and the new topic's files are cold at
   // first, and in one Bun run that first second held most of the samples above 5 ms.
   const recordFrom = Date.now() + e2eWarmupS * 1000;
+  const phase = cpuTimes();
   const start = (await mq.getOffsets(await ensureGroup(), "e2e")).queues.map((q) => q.maxOffset);
   const e2e: number[] = [];
   let summary: { recorded: number; p50: number; p99: number } | undefined;
@@ -360,6 +386,11 @@ async function endToEnd(
   // pull_consumer.mjs takes percentiles as bench/support.ts does.
   summary ??= { recorded: e2e.length, p50: percentile(e2e, 0.5), p99: percentile(e2e, 0.99) };
   const { recorded, p50, p99 } = summary;
-  say(`  ${achieved} msgs/s produced, ${recorded} recorded, p50 ${p50} ms, p99 ${p99} ms`);
-  return { achieved, p50, p99 };
+  const steal = stealShare(phase);
+  say(
+    `  ${achieved} msgs/s produced, ${recorded} recorded, p50 ${p50} ms, p99 ${p99} ms${
+      stealText(steal)
+    }`,
+  );
+  return { achieved, p50, p99, steal };
 }
