@@ -1,11 +1,11 @@
 // HTTP produce/pull benchmark. Same file on Deno and Bun:
-//   deno run -A bench/http/produce_bench.ts [--json] [--seconds 5] [--rounds 3]
-//   bun run bench/http/produce_bench.ts [--json] [--seconds 5] [--rounds 3]
+//   deno run -A bench/http/produce_bench.ts [--json] [--seconds 5] [--rounds 5]
+//   bun run bench/http/produce_bench.ts [--json] [--seconds 5] [--rounds 5]
 // It starts, as child processes on the runtime it runs on, a hello-world Hono server (the
 // baseline) and the broker (ASYNC_FLUSH, fresh temp folder), and drives both from this
 // process with keep-alive fetch. Figures:
 //   produce_vs_hello_ratio  single 1 KiB produces/s over hello POSTs/s, 64 connections: the
-//                           median of --rounds (3) alternating runs of --seconds each
+//                           median of --rounds (5) alternating runs of --seconds each
 //   batch_msgs_per_s        100 x 1 KiB per POST, 16 connections
 //   e2e_p50_ms/e2e_p99_ms   broker accepts a produce -> message in a long-polling consumer
 //                           (pull_consumer.mjs, Node.js: the same client for both runtimes),
@@ -42,8 +42,10 @@ const args = process.argv.slice(2);
 const json = args.includes("--json");
 const seconds = Number(args[args.indexOf("--seconds") + 1] ?? 0) || 5;
 /** --rounds N: hello and single-produce runs alternate N times; the ratio is the median of
- * the rounds' ratios, so a neighbour's burst in one run does not decide it (default 3). */
-const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 0) || 3;
+ * the rounds' ratios, so a neighbour's burst in one run does not decide it (default 5: on
+ * this VM single rounds range ±0.1 around the median, and a median of 3 still moved by
+ * ±0.05 between runs). */
+const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 0) || 5;
 /** --e2e-warmup-s S: the end-to-end phase runs this long first, unrecorded (default 1). */
 const e2eWarmupS = args.includes("--e2e-warmup-s")
   ? Number(args[args.indexOf("--e2e-warmup-s") + 1])
