@@ -254,10 +254,12 @@ export function busyMachineWarning(idle: number | undefined): string {
  * the two cannot drift apart.
  */
 export function brokerDenoV8Flags(): string {
+  if (denoV8Flags !== undefined) return denoV8Flags;
   const denoJson = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8"));
   const flag = String(denoJson.tasks?.start ?? "").split(/\s+/).find((a) =>
     a.startsWith("--v8-flags=")
   );
   if (!flag) throw new Error("deno.json's start task has no --v8-flags=… argument");
-  return flag;
+  return denoV8Flags = flag;
 }
+let denoV8Flags: string | undefined;

@@ -68,14 +68,7 @@ function startServer(
   env: Record<string, string>,
 ): Promise<{ url: string; stop(): Promise<void> }> {
   // The broker's own V8 flags (deno.json "start"), for the baseline too, so both match.
-  const argv = g.Deno
-    ? [
-      "run",
-      brokerDenoV8Flags(),
-      "-A",
-      script,
-    ]
-    : ["run", script];
+  const argv = g.Deno ? ["run", brokerDenoV8Flags(), "-A", script] : ["run", script];
   const child = spawn(process.execPath, argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -235,9 +228,8 @@ try {
     );
   }
   const ratioSteal = stealShare(ratioPhase);
-  if (stealWarning(ratioSteal, "the ratio rounds")) {
-    say(stealWarning(ratioSteal, "the ratio rounds"));
-  }
+  const ratioWarning = stealWarning(ratioSteal, "the ratio rounds");
+  if (ratioWarning) say(ratioWarning);
   const helloRate = median(helloRates), produceRate = median(produceRates);
 
   say("batch produce 100 x 1 KiB…");
@@ -257,9 +249,8 @@ try {
   const target = e2eRate ?? Math.max(100, produceRate / 2);
   const fixed = await endToEnd("node", target);
   const e2eSteal = fixed.steal;
-  if (stealWarning(e2eSteal, "the end-to-end run")) {
-    say(stealWarning(e2eSteal, "the end-to-end run"));
-  }
+  const e2eWarning = stealWarning(e2eSteal, "the end-to-end run");
+  if (e2eWarning) say(e2eWarning);
   const sdk = await endToEnd("sdk", target);
 
   say(`long-poll wake latency, ${WAKE_SAMPLES} samples…`);

@@ -99,12 +99,7 @@ function cpuMeter(brokerPid: number | undefined) {
 function startBroker(dataDir: string): Promise<Broker> {
   // deno.json's start task passes these V8 flags; the broker is measured as it is run.
   const argv = g.Deno
-    ? [
-      "run",
-      brokerDenoV8Flags(),
-      "-A",
-      "runtime/main.ts",
-    ]
+    ? ["run", brokerDenoV8Flags(), "-A", "runtime/main.ts"]
     : ["run", "runtime/main.ts"];
   const child = spawn(process.execPath, argv, {
     env: {

@@ -1,7 +1,7 @@
 // Replication benchmark (issue #7): what a 3-replica group costs a producer, and how long a
 // producer waits when the master dies. Same file on Deno and Bun:
 //
-//   deno run -A --v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring bench/replication/replication_bench.ts [--quick] [--json]
+//   deno run -A --v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring,--max-semi-space-size=16 bench/replication/replication_bench.ts [--quick] [--json]
 //   bun run bench/replication/replication_bench.ts [--quick] [--json]
 //
 // Child processes, all on the runtime the bench runs on (on Deno with the --v8-flags of
@@ -194,13 +194,7 @@ function spawnChild(
 ): Child {
   const exe = onDeno && !g.Deno ? "deno" : process.execPath;
   const argv = onDeno
-    ? [
-      "run",
-      brokerDenoV8Flags(),
-      "-A",
-      script,
-      ...args,
-    ]
+    ? ["run", brokerDenoV8Flags(), "-A", script, ...args]
     : ["run", script, ...args];
   const child = spawn(exe, argv, {
     cwd: REPO_ROOT,

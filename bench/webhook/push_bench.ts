@@ -2,7 +2,7 @@
 // endpoint, beside how fast that endpoint can be driven at all, and the produce -> webhook
 // latency at a modest rate. Same file on Deno and Bun:
 //
-//   deno run -A --v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring bench/webhook/push_bench.ts [--json] [--quick]
+//   deno run -A --v8-flags=--no-concurrent-array-buffer-sweeping,--no-allocation-site-pretenuring,--max-semi-space-size=16 bench/webhook/push_bench.ts [--json] [--quick]
 //   bun run bench/webhook/push_bench.ts [--json] [--quick]
 //
 // Child processes, all on the runtime the bench runs on (on Deno with the --v8-flags of
@@ -95,15 +95,7 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /** `run <script>` on this runtime; on Deno with the broker's own V8 flags (deno.json start). */
 function runArgs(script: string, extra: string[] = []): string[] {
-  return g.Deno
-    ? [
-      "run",
-      brokerDenoV8Flags(),
-      "-A",
-      ...extra,
-      script,
-    ]
-    : ["run", ...extra, script];
+  return g.Deno ? ["run", brokerDenoV8Flags(), "-A", ...extra, script] : ["run", ...extra, script];
 }
 
 interface Server {
