@@ -76,6 +76,19 @@ export interface MemoryKvStoreOptions {
   expiryLagMs?: number;
 }
 
+/**
+ * Where a new store's commit versions start: the wall clock in nanoseconds. A host that
+ * restarts (empty, under the same database id) must never hand out a versionstamp it
+ * handed out before. Clients retry writes while the host is down (Deno's KV Connect
+ * client does, past any timeout of ours), and a late compare-and-set whose expected
+ * versionstamp matched a new record by chance would overwrite a record its writer never
+ * saw. Counting on from the clock keeps every later store's versions above every
+ * earlier one's, unless one store made over a million commits per millisecond it lived.
+ */
+export function firstCommitVersion(nowMs: number): bigint {
+  return BigInt(Math.max(0, Math.floor(nowMs))) * 1_000_000n;
+}
+
 export function toHex(bytes: Uint8Array): string {
   let s = "";
   for (const b of bytes) s += b.toString(16).padStart(2, "0");
@@ -89,12 +102,13 @@ export class MemoryKvStore {
   readonly #watchers = new Set<(changedHex: ReadonlySet<string>) => void>();
   readonly #nowMs: () => number;
   readonly #expiryLagMs: number;
-  #commitVersion = 0n;
+  #commitVersion: bigint;
 
   constructor(options: MemoryKvStoreOptions) {
     this.#nowMs = options.nowMs;
     this.#expiryLagMs = options.expiryLagMs ?? 0;
     assert(this.#expiryLagMs >= 0);
+    this.#commitVersion = firstCommitVersion(this.#nowMs());
   }
 
   get size(): number {

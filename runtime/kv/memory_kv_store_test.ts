@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  firstCommitVersion,
   KvMutationError,
   M_DELETE,
   M_MAX,
@@ -55,6 +56,26 @@ Deno.test("MemoryKvStore.commit() gives each commit one greater versionstamp", (
   assert.equal(toHex(second), "00000000000000020000");
   assert.equal(toHex(store.get(k(2))!.versionstamp), toHex(first));
   assert.equal(toHex(store.get(k(1))!.versionstamp), toHex(second));
+});
+
+Deno.test("MemoryKvStore started later never repeats a versionstamp of an earlier one", () => {
+  // A restarted host: the first store made many commits in its millisecond, the next
+  // starts one millisecond later, empty. A late compare-and-set expecting one of the
+  // first store's versionstamps must not match anything in the second.
+  let nowMs = 1_764_000_000_000;
+  const before = new MemoryKvStore({ nowMs: () => nowMs });
+  const old = new Set<string>();
+  for (let i = 0; i < 1000; i++) old.add(toHex(committed(before.commit([], [set(k(1), [i])]))));
+  nowMs += 1;
+  const after = new MemoryKvStore({ nowMs: () => nowMs });
+  const fresh = committed(after.commit([], [set(k(1), [0])]));
+  assert.ok(!old.has(toHex(fresh)));
+  assert.ok(toHex(fresh) > [...old].sort().at(-1)!, "later versions sort after earlier ones");
+  const late = after.commit([{ key: k(1), versionstamp: before.get(k(1))!.versionstamp }], [
+    set(k(1), [9]),
+  ]);
+  assert.deepEqual(late, { status: "CHECK_FAILED", failedChecks: [0] });
+  assert.equal(firstCommitVersion(nowMs), BigInt(nowMs) * 1_000_000n);
 });
 
 Deno.test("MemoryKvStore.commit() reports every failed check and writes nothing", () => {

@@ -109,7 +109,11 @@ export class Cluster implements AsyncDisposable {
       ) return masters[0]!.brokerId;
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error(`No master with ${slaves} slaves in ${timeoutMs} ms: ${JSON.stringify(last)}`);
+    const logs = this.replicas.map((r) => `--- replica ${r.id} ---\n${tail(r.proc, 60)}`);
+    throw new Error(
+      `No master with ${slaves} slaves in ${timeoutMs} ms: ${JSON.stringify(last)}\n` +
+        logs.join("\n"),
+    );
   }
 
   async [Symbol.asyncDispose]() {
