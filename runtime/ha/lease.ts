@@ -32,7 +32,11 @@
 //   leader"), stop sending replication frames of that epoch, become a replica.
 // - The epoch changes only when the owner changes: a holder that fell past its deadline
 //   but finds the record still its own (nobody wrote in between) takes it back at the
-//   same epoch, and onAcquired fires again with it.
+//   same epoch, and onAcquired fires again with it, unless some replica has published a
+//   higher epoch (then the record is a late write the KV replayed: an election follows).
+// - A peer that shows a higher epoch than the one held (replication's handshake):
+//   call supersede(epoch). The keeper steps down, expires the record, and never takes
+//   that epoch or a lower one again.
 // - eligibility() reports this replica's newest epoch, max CommitLog offset and whether
 //   it is in the master's SyncStateSet; it is published to the group every poll.
 //
@@ -80,7 +84,9 @@ export type LeaseLostReason =
   /** A renew was refused: the record is no longer ours. */
   | "LEASE_TAKEN"
   /** stop() or release(). */
-  | "STOPPED";
+  | "STOPPED"
+  /** supersede(): a peer showed a higher epoch than the one held. */
+  | "SUPERSEDED";
 
 export interface LeaseKeeperOptions {
   /** RocketMQ's brokerName: the replicas of one group share one lease. */
@@ -116,6 +122,8 @@ export class LeaseKeeper {
   #holding: Holding | null = null;
   #lastSeen: LeaseRecord | null = null;
   #wake: (() => void) | undefined;
+  /** The highest epoch supersede() was told of: no take at or below it, ever. */
+  #passedEpoch = 0;
 
   constructor(options: LeaseKeeperOptions) {
     this.#o = options;
@@ -211,6 +219,33 @@ export class LeaseKeeper {
     return false;
   }
 
+  /**
+   * A peer showed `epoch`, above the epoch held: some replica followed a later master.
+   * The record can name this broker then only because the KV lost writes and replayed a
+   * late one of ours (or a restarted KV matched an old compare-and-set by chance), and
+   * holding on would leave the group without a master for good, every replica refusing
+   * our lower epoch. So: step down (onLost, "SUPERSEDED"), expire the record so the
+   * group elects at its next poll, and never take an epoch at or below `epoch` again.
+   * True when this keeper was holding a lower epoch.
+   */
+  supersede(epoch: number): boolean {
+    this.#passedEpoch = Math.max(this.#passedEpoch, epoch);
+    const h = this.#holding;
+    if (h === null || h.record.epoch >= epoch) return false;
+    this.#stepDown("SUPERSEDED");
+    void this.#expire(h.record, h.version);
+    this.#wake?.();
+    return true;
+  }
+
+  /** CAS our record to expired (expiresAtMs 0, same epoch): peers may elect at once. */
+  async #expire(record: LeaseRecord, version: string | null): Promise<void> {
+    const { store, brokerGroup } = this.#o;
+    const expired = { ...record, expiresAtMs: 0 };
+    const write = await this.#call(() => store.writeLease(brokerGroup, version, expired));
+    if (write.kind === "ok" && write.value.ok) this.#lastSeen = expired;
+  }
+
   /** A store call from the loop; none starts once stop() has begun. */
   #call<T>(fn: () => Promise<T>): Promise<StoreOutcome<T>> {
     if (!this.#running) return Promise.resolve({ kind: "abandoned" });
@@ -292,14 +327,35 @@ export class LeaseKeeper {
     if (read.kind !== "ok" || !this.#running) return poll;
     const { record, version } = read.value;
     this.#lastSeen = record;
+    let peers: StoreOutcome<ReplicaState[]> | undefined;
+    let stale = false; // our own record, at an epoch some replica has passed
     if (record !== null && this.#isMine(record)) {
-      return await this.#take(record, version, record.epoch);
+      peers = await this.#call(() => store.readReplicas(brokerGroup));
+      if (peers.kind !== "ok" || !this.#running) return poll;
+      const passed = Math.max(
+        this.#passedEpoch,
+        self?.epoch ?? 0,
+        ...peers.value.map((p) => p.epoch),
+      );
+      if (passed <= record.epoch) return await this.#take(record, version, record.epoch);
+      // A late write of ours that the KV replayed (see supersede()): elect as if expired.
+      stale = true;
+      this.#passedEpoch = passed;
+      this.#o.log?.("warn", "own lease record at a passed epoch; not taking it back", {
+        brokerGroup,
+        epoch: record.epoch,
+        passedEpoch: passed,
+      });
     }
-    const live = record !== null &&
+    const live = !stale && record !== null &&
       clock.wallMs() <= record.expiresAtMs + this.settings.leaseSafetyMarginMs;
     if (live || self === undefined) return poll;
-    if (!self.inSync && !this.settings.enableElectUncleanMaster) return poll;
-    const peers = await this.#call(() => store.readReplicas(brokerGroup));
+    const yieldStale = async () => {
+      if (stale && record!.expiresAtMs > 0) await this.#expire(record!, version);
+      return poll;
+    };
+    if (!self.inSync && !this.settings.enableElectUncleanMaster) return await yieldStale();
+    peers ??= await this.#call(() => store.readReplicas(brokerGroup));
     if (peers.kind !== "ok" || !this.#running) return poll;
     const allowed = electionAllows({
       self,
@@ -309,10 +365,15 @@ export class LeaseKeeper {
       waitedMs: clock.monotonicMs() - this.#startedMonotonicMs,
       settings: this.settings,
     });
-    if (!allowed) return poll;
+    if (!allowed) return await yieldStale();
     // Count from every epoch we know of, so a KV that lost the record cannot make an
     // epoch be used twice as long as some replica remembers it.
-    const known = Math.max(record?.epoch ?? 0, self.epoch, ...peers.value.map((p) => p.epoch));
+    const known = Math.max(
+      record?.epoch ?? 0,
+      self.epoch,
+      this.#passedEpoch,
+      ...peers.value.map((p) => p.epoch),
+    );
     return await this.#take(record, version, known + 1);
   }
 

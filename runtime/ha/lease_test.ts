@@ -319,6 +319,56 @@ Deno.test("LeaseKeeper holder past its deadline takes its own record back at the
   await c.stopAll();
 });
 
+Deno.test("LeaseKeeper never takes its own record back at an epoch a replica has passed", async () => {
+  // A KV that lost writes and replayed a late one of ours: the record names broker 1 at
+  // epoch 1, while broker 2 has been master at epoch 2 (its log says so).
+  const c = new Cluster({ preferredBrokerId: 1 });
+  const a = c.add(1, { eligibility: { maxOffset: 100 } });
+  await c.clock.advance(1_000);
+  assert.equal(a.keeper.epoch, 1);
+  a.eligibility.epoch = 1; // its log now holds epoch 1
+  a.store.hang = true;
+  await c.clock.advance(TTL - MARGIN);
+  assert.equal(a.keeper.isLeader(), false);
+  const b = c.add(2, { eligibility: { epoch: 2, maxOffset: 100 } });
+  await c.clock.advance(0);
+  assert.equal(b.keeper.isLeader(), false, "the record is still live to b");
+  a.store.hang = false;
+  a.store.releaseHung();
+  await c.clock.advance(POLL);
+  assert.deepEqual(a.events.map((e) => e.kind), ["acquired", "lost"], "epoch 1 never again");
+  assert.equal(c.record()?.owner, 1);
+  assert.equal(c.record()?.expiresAtMs, 0, "a expired its stale record for the group");
+  await c.clock.advance(POLL);
+  assert.deepEqual(c.leaders(), [2]);
+  assert.equal(b.keeper.epoch, 3, "counted on from the passed epoch");
+  assert.deepEqual(c.takeoverEpochs(), [1, 3]);
+  await c.stopAll();
+});
+
+Deno.test("LeaseKeeper.supersede() steps down, expires the record and takes only a later epoch", async () => {
+  const c = new Cluster({ preferredBrokerId: 1 });
+  const a = c.add(1);
+  await c.clock.advance(0);
+  assert.equal(a.keeper.epoch, 1);
+  a.eligibility.epoch = 1;
+  assert.equal(a.keeper.supersede(1), false, "not higher: nothing happens");
+  assert.ok(a.keeper.isLeader());
+  assert.equal(a.keeper.supersede(2), true);
+  assert.equal(a.keeper.isLeader(), false);
+  assert.deepEqual(a.events.at(-1), { kind: "lost", atMs: 0, epoch: 1, reason: "SUPERSEDED" });
+  await c.clock.advance(0);
+  assert.deepEqual(
+    c.data.history.map(({ record: r }) => [r.owner, r.epoch, r.expiresAtMs > 0]),
+    [[1, 1, true], [1, 1, false], [1, 3, true]],
+    "renewed never; expired; then (alone in the group) taken at an epoch above 2",
+  );
+  assert.equal(a.keeper.epoch, 3);
+  assert.equal(a.keeper.supersede(2), false, "holding 3: 2 is not higher");
+  assert.ok(a.keeper.isLeader());
+  await c.stopAll();
+});
+
 Deno.test("LeaseKeeper counts the epoch from the replicas when the KV lost the record", async () => {
   const c = new Cluster({});
   const a = c.add(1, { eligibility: { epoch: 6, maxOffset: 100 } });

@@ -110,6 +110,16 @@ export class HaNode {
   #inSync = false;
   /** The log's end as last known (also while a role change has the store closed). */
   #maxOffset = 0;
+  /**
+   * Set when this master's lease lapsed with nobody else taking it (KV down or slow):
+   * the confirm offset it had. Until another broker's record shows up or this replica
+   * follows a master, it publishes itself in sync at that offset. RocketMQ keeps a
+   * valid old master eligible: it holds every write it acknowledged. And its peers then
+   * measure themselves against what it acknowledged, never against bytes it wrote and
+   * did not acknowledge (else none of them would count as in sync, and nobody could be
+   * elected once the KV returned).
+   */
+  #lapsed: { confirmOffset: number } | undefined;
   #stopped = false;
   /** A lease read after a link failure, at most one at a time. */
   #leaseRead: Promise<void> | undefined;
@@ -354,6 +364,10 @@ export class HaNode {
   #lost(epoch: number, reason: LeaseLostReason) {
     if (this.#stopped) return;
     this.#d.log("warn", "lease lost; stepping down to slave", { epoch, reason });
+    const m = this.#master;
+    if (reason === "DEADLINE_PASSED" && m?.epoch === epoch) {
+      this.#lapsed = { confirmOffset: m.master.confirmOffset };
+    }
     if (this.#role === "master") this.#role = "changing"; // refuse writes now
     void this.#change(() => this.#becomeSlave(this.#keeper.lastSeenRecord()));
   }
@@ -387,7 +401,9 @@ export class HaNode {
       log,
       onDeposed: (higher, peer) => {
         log("warn", "a peer showed a higher epoch; stepping down", { epoch, higher, peer });
-        this.#lost(epoch, "LEASE_TAKEN");
+        // The keeper gives the record up too (else it would renew an epoch nobody
+        // follows); its onLost steps us down. Not holding: step down here.
+        if (!this.#keeper.supersede(higher)) this.#lost(epoch, "SUPERSEDED");
       },
     });
     await master.start();
@@ -414,6 +430,7 @@ export class HaNode {
     ref.parts = parts;
     this.#master = parts;
     this.#inSync = true;
+    this.#lapsed = undefined;
     this.#role = "master";
     const mine = parts;
     parts.routes = await startRouteRegistration({
@@ -585,7 +602,8 @@ export class HaNode {
    * gone, that is the bar. A slave is in sync while it streams within haMaxGapNotInSync of
    * the master; once the master's lease has lapsed, only if it holds at least the confirm
    * offset the master last published. So a replica that fell behind (or was down) while
-   * the master went on is never elected, even after everything restarted.
+   * the master went on is never elected, even after everything restarted. A master whose
+   * lease lapsed goes on publishing its confirm offset, in sync (see #lapsed).
    */
   async #eligibility() {
     const s = this.#slave;
@@ -595,14 +613,19 @@ export class HaNode {
       this.#follow(record);
       const slave = s.slave;
       if (slave?.state === "TRANSFER") {
+        this.#lapsed = undefined;
         this.#inSync = slave.masterMaxOffset - slave.heldOffset <=
           this.#d.config.haMaxGapNotInSync;
       }
     }
+    if (record !== null && record.owner !== this.#d.config.brokerId) this.#lapsed = undefined;
     const store = m?.broker.store ?? s?.store;
     if (store !== undefined) this.#maxOffset = store.maxPhysicalOffset;
     if (this.#role === "master" && m !== undefined) {
       return { epoch: this.#epochs.lastEpoch, maxOffset: m.master.confirmOffset, inSync: true };
+    }
+    if (this.#lapsed !== undefined) {
+      return { epoch: this.#epochs.lastEpoch, maxOffset: this.#lapsed.confirmOffset, inSync: true };
     }
     if (
       record !== null && record.owner !== this.#d.config.brokerId && !this.#recordLive(record)
