@@ -122,7 +122,10 @@ export class LeaseKeeper {
   #holding: Holding | null = null;
   #lastSeen: LeaseRecord | null = null;
   #wake: (() => void) | undefined;
-  /** The highest epoch supersede() was told of: no take at or below it, ever. */
+  /**
+   * The highest epoch some replica is known to have reached beyond a record of ours
+   * (supersede(), or published states seen by a take-back): no take at or below it.
+   */
   #passedEpoch = 0;
 
   constructor(options: LeaseKeeperOptions) {
