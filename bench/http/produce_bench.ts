@@ -10,7 +10,7 @@
 //   e2e_p50_ms/e2e_p99_ms   broker accepts a produce -> message in a long-polling consumer
 //                           (pull_consumer.mjs, Node.js: the same client for both runtimes),
 //                           at about half the measured peak produce rate, after
-//                           --e2e-warmup-s (1) unrecorded; e2e_sdk_*: the same with the SDK's
+//                           --e2e-warmup-s (3) unrecorded; e2e_sdk_*: the same with the SDK's
 //                           fetch consumer in this process
 //   wake_p99_ms             produce start -> held pull answered (one queue, one consumer),
 //                           1000 samples after 20 unrecorded
@@ -46,10 +46,15 @@ const seconds = Number(args[args.indexOf("--seconds") + 1] ?? 0) || 5;
  * this VM single rounds range ±0.1 around the median, and a median of 3 still moved by
  * ±0.05 between runs). */
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 0) || 5;
-/** --e2e-warmup-s S: the end-to-end phase runs this long first, unrecorded (default 1). */
+/**
+ * --e2e-warmup-s S: the end-to-end phase runs this long first, unrecorded (default 3). The
+ * pull path, the consumer and the new topic's files start cold: with 1 s, the first 1.5 s
+ * recorded held 54-71% of the samples of 5 ms or more (three runs on Deno; 60% in one on
+ * Bun), where an even spread gives 30%.
+ */
 const e2eWarmupS = args.includes("--e2e-warmup-s")
   ? Number(args[args.indexOf("--e2e-warmup-s") + 1])
-  : 1;
+  : 3;
 /** Held pulls answered, unrecorded, before the wake-up latency phase records its samples. */
 const WAKE_WARMUP = 20;
 /** Wake-ups recorded: with 1000, p99 is the 10th-worst sample, not (as with 200) the 2nd. */
