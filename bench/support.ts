@@ -1,6 +1,7 @@
 // Helpers shared by the benches: flags, runtime name, progress lines, number formatting,
-// a cooperative yield, and a check that the machine is idle. Portable between Deno and Bun: node:* modules only, no Deno.*
-// or Bun.* API, so the same file runs on both and the figures compare.
+// a cooperative yield, how idle the machine is and how much CPU the host steals, and the
+// broker's Deno V8 flags. Portable between Deno and Bun: node:* modules only, no Deno.* or
+// Bun.* API, so the same file runs on both and the figures compare.
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { setImmediate } from "node:timers";
@@ -238,6 +239,11 @@ export function stealWarning(share: number | undefined, what: string, limit = 0.
   return `# warning: the host stole ${
     (share * 100).toFixed(0)
   }% of this VM's CPU time during ${what}; its figures measured a slower, noisier machine`;
+}
+
+/** An idle share for a bench's header line ("0.99"), or "n/a" off Linux. */
+export function idleText(idle: number | undefined): string {
+  return idle === undefined ? "n/a" : idle.toFixed(2);
 }
 
 /** A warning line when the machine was busy before a bench (below 90% idle), else "". */

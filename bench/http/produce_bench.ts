@@ -30,6 +30,7 @@ import {
   brokerDenoV8Flags,
   busyMachineWarning,
   cpuTimes,
+  idleText,
   machineIdleShare,
   median,
   percentile,
@@ -192,10 +193,11 @@ const dataDir = mkdtempSync(`${tmpdir()}/mq-bench-http-`);
 const idleBefore = await machineIdleShare();
 say(
   `# produce_bench: runtime=${runtime} seconds=${seconds} body=1024B connections=64 flush=ASYNC_FLUSH dataDir=${dataDir} machine_idle_before=${
-    idleBefore === undefined ? "n/a" : idleBefore.toFixed(2)
+    idleText(idleBefore)
   }`,
 );
-if (busyMachineWarning(idleBefore)) say(busyMachineWarning(idleBefore));
+const busyWarning = busyMachineWarning(idleBefore);
+if (busyWarning) say(busyWarning);
 
 const hello = await startServer("bench/http/hello_server.ts", {});
 const broker = await startServer("runtime/main.ts", {

@@ -45,6 +45,7 @@ import {
   busyMachineWarning,
   commandLine,
   count,
+  idleText,
   machineIdleShare,
   percentile,
   round,
@@ -426,15 +427,16 @@ async function awaitDeliveries(
 const dataDir = mkdtempSync(`${parentDir}/mq-bench-webhook-`);
 const flush = "ASYNC_FLUSH";
 const idleBefore = await machineIdleShare();
-if (busyMachineWarning(idleBefore)) say(busyMachineWarning(idleBefore));
+const busyWarning = busyMachineWarning(idleBefore);
+if (busyWarning) say(busyWarning);
 say(
   `# push_bench: runtime=${runtime.name} ${runtime.version} quick=${quick} messages=${
     count(messages)
   } concurrency=${concurrency} queues=${QUEUES} body=${bodyBytes}B flush=${flush} baseline=${baselineSeconds}s x2 load-client=${loadClient} latency=${latRate} msg/s x ${latSeconds} s warmup=${
     count(warmupMessages)
-  } dataDir=${dataDir} machine_idle_before=${
-    idleBefore === undefined ? "n/a" : idleBefore.toFixed(2)
-  }${cpuProfDir ? ` broker-cpu-prof=${cpuProfDir}` : ""}`,
+  } dataDir=${dataDir} machine_idle_before=${idleText(idleBefore)}${
+    cpuProfDir ? ` broker-cpu-prof=${cpuProfDir}` : ""
+  }`,
 );
 const totalStart = performance.now();
 const receiver = await startServer("the receiver", here("./receiver_server.ts"), {});

@@ -119,7 +119,7 @@ export class HaNode {
    * did not acknowledge (else none of them would count as in sync, and nobody could be
    * elected once the KV returned).
    */
-  #lapsed: { confirmOffset: number } | undefined;
+  #lapsedConfirmOffset: number | undefined;
   #stopped = false;
   /** A lease read after a link failure, at most one at a time. */
   #leaseRead: Promise<void> | undefined;
@@ -366,7 +366,7 @@ export class HaNode {
     this.#d.log("warn", "lease lost; stepping down to slave", { epoch, reason });
     const m = this.#master;
     if (reason === "DEADLINE_PASSED" && m?.epoch === epoch) {
-      this.#lapsed = { confirmOffset: m.master.confirmOffset };
+      this.#lapsedConfirmOffset = m.master.confirmOffset;
     }
     if (this.#role === "master") this.#role = "changing"; // refuse writes now
     void this.#change(() => this.#becomeSlave(this.#keeper.lastSeenRecord()));
@@ -430,7 +430,7 @@ export class HaNode {
     ref.parts = parts;
     this.#master = parts;
     this.#inSync = true;
-    this.#lapsed = undefined;
+    this.#lapsedConfirmOffset = undefined;
     this.#role = "master";
     const mine = parts;
     parts.routes = await startRouteRegistration({
@@ -603,7 +603,7 @@ export class HaNode {
    * the master; once the master's lease has lapsed, only if it holds at least the confirm
    * offset the master last published. So a replica that fell behind (or was down) while
    * the master went on is never elected, even after everything restarted. A master whose
-   * lease lapsed goes on publishing its confirm offset, in sync (see #lapsed).
+   * lease lapsed goes on publishing its confirm offset, in sync (see #lapsedConfirmOffset).
    */
   async #eligibility() {
     const s = this.#slave;
@@ -613,19 +613,21 @@ export class HaNode {
       this.#follow(record);
       const slave = s.slave;
       if (slave?.state === "TRANSFER") {
-        this.#lapsed = undefined;
+        this.#lapsedConfirmOffset = undefined;
         this.#inSync = slave.masterMaxOffset - slave.heldOffset <=
           this.#d.config.haMaxGapNotInSync;
       }
     }
-    if (record !== null && record.owner !== this.#d.config.brokerId) this.#lapsed = undefined;
+    if (record !== null && record.owner !== this.#d.config.brokerId) {
+      this.#lapsedConfirmOffset = undefined;
+    }
     const store = m?.broker.store ?? s?.store;
     if (store !== undefined) this.#maxOffset = store.maxPhysicalOffset;
     if (this.#role === "master" && m !== undefined) {
       return { epoch: this.#epochs.lastEpoch, maxOffset: m.master.confirmOffset, inSync: true };
     }
-    if (this.#lapsed !== undefined) {
-      return { epoch: this.#epochs.lastEpoch, maxOffset: this.#lapsed.confirmOffset, inSync: true };
+    if (this.#lapsedConfirmOffset !== undefined) {
+      return { epoch: this.#epochs.lastEpoch, maxOffset: this.#lapsedConfirmOffset, inSync: true };
     }
     if (
       record !== null && record.owner !== this.#d.config.brokerId && !this.#recordLive(record)
