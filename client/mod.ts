@@ -1,13 +1,13 @@
 // A small typed `fetch` client for the public HTTP API. Works on Deno, Bun, Node and in
 // browsers (no imports beyond the protocol types). It is also the BrokerClient the
 // functions use in split mode, so everything the API offers is here.
+import type { BrokerClient } from "../runtime/protocol/core_api.ts";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import { signalOf } from "../runtime/protocol/types.ts";
 import type {
   AckResult,
   AssignmentView,
   BatchItemResult,
-  BrokerClient,
   CronScheduleInput,
   CronScheduleView,
   DeliveryAttempt,

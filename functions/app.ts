@@ -1,6 +1,7 @@
 // The public HTTP API (DESIGN.md, "Public HTTP API"): one Hono app with no state of its
 // own. It authenticates, validates and limits, then calls a BrokerClient: the broker in
 // the same process (embedded), or one found in the KV route table (split, Deploy).
+import type { BrokerClient, BrokerResolver } from "../runtime/protocol/core_api.ts";
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { BrokerError } from "../runtime/protocol/errors.ts";
@@ -13,8 +14,6 @@ import {
 import type {
   ApiKeyConfig,
   BatchItemResult,
-  BrokerClient,
-  BrokerResolver,
   GroupSettings,
   HeartbeatRequest,
   ProduceMessage,

@@ -1,7 +1,8 @@
+import type { BrokerClient } from "../runtime/protocol/core_api.ts";
 import assert from "node:assert/strict";
 import { createApp } from "./app.ts";
 import { openApiDocument } from "./openapi.ts";
-import type { BrokerClient, ProduceResult } from "../runtime/protocol/types.ts";
+import type { ProduceResult } from "../runtime/protocol/types.ts";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 
 const limits = {

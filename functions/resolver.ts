@@ -2,9 +2,9 @@
 // role) and talk to it over HTTP. A route is cached for `cacheMs`; a failed call
 // (unreachable, not leader) drops the cache so the next request re-reads the table, and a
 // failover needs no restart here.
+import type { BrokerClient, BrokerResolver } from "../runtime/protocol/core_api.ts";
 import { MqClient } from "../client/mod.ts";
 import { BrokerError } from "../runtime/protocol/errors.ts";
-import type { BrokerClient, BrokerResolver } from "../runtime/protocol/types.ts";
 
 export interface RouteSource {
   /** Addresses ("host:port") of live brokers, best first. */

@@ -1,6 +1,7 @@
 // The broker: one process owning one data folder. It composes the message store, the
 // metadata database, consumer offsets, long polling and idempotency, and is the
 // in-process BrokerClient the embedded functions call.
+import type { BrokerClient } from "./protocol/core_api.ts";
 import { crc32 } from "node:zlib";
 import { MessageStore, type PutResult } from "../storage/message_store.ts";
 import type { FilePort } from "../storage/file_port.ts";
@@ -30,7 +31,6 @@ import type {
   AckResult,
   AssignmentView,
   BatchItemResult,
-  BrokerClient,
   CronScheduleInput,
   CronScheduleView,
   DeliveryAttempt,

@@ -18,6 +18,7 @@
 // the master, its lease deadline ahead) and before it is acknowledged (still so after the
 // flush and, in SYNC mode, after inSyncReplicas replicas hold it). So a replica that lost
 // its lease acknowledges nothing, even if it was paused while the put was in flight.
+import type { BrokerClient } from "../protocol/core_api.ts";
 import process from "node:process";
 import { joinPath } from "../../storage/file_port.ts";
 import { MessageStore } from "../../storage/message_store.ts";
@@ -25,7 +26,7 @@ import { EPOCH_FILE_NAME, EpochFile } from "../../storage/ha/epoch_file.ts";
 import { Broker, type BrokerDeps, type ReplicationGate } from "../broker.ts";
 import type { KvPort } from "../kv/kv_port.ts";
 import { BrokerError } from "../protocol/errors.ts";
-import type { BrokerClient } from "../protocol/types.ts";
+
 import { type RouteRegistration, startRouteRegistration } from "../route_registry.ts";
 import { LeaseKeeper, type LeaseLostReason } from "./lease.ts";
 import { KvLeaseStore, type LeaseRecord } from "./lease_store.ts";

@@ -1,5 +1,5 @@
 // Wire types of the public HTTP API (DESIGN.md, "Public HTTP API") and of the
-// BrokerClient the functions call. Pure: no I/O, importable from browsers and Deploy.
+// core interfaces (core_api.ts). Pure: no I/O, importable from browsers and Deploy.
 
 export type Durability = "WRITTEN" | "FLUSHED";
 
@@ -237,86 +237,6 @@ export function signalOf(source: SignalSource | undefined): AbortSignal | undefi
 }
 
 /** What functions/ needs from a broker: in-process (embedded) or over HTTP (split). */
-export interface BrokerClient {
-  produce(topic: string, message: ProduceMessage): Promise<ProduceResult>;
-  produceBatch(topic: string, messages: ProduceMessage[]): Promise<BatchItemResult[]>;
-  pull(
-    topic: string,
-    queueId: number,
-    request: PullRequest,
-    signal?: SignalSource,
-  ): Promise<PullResult>;
-  upsertTopic(name: string, update: TopicUpsert): Promise<TopicConfig>;
-  getTopic(name: string): Promise<TopicConfig>;
-  listTopics(): Promise<TopicConfig[]>;
-  deleteTopic(name: string): Promise<void>;
-  upsertGroup(group: string, settings?: GroupSettings): Promise<GroupView>;
-  getGroup(group: string): Promise<GroupView>;
-  heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView>;
-  unregister(group: string, clientId: string): Promise<MembersView>;
-  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView>;
-  lockQueues(
-    group: string,
-    clientId: string,
-    topic: string,
-    queueIds: number[],
-    unlock?: boolean,
-  ): Promise<number[]>;
-  listDlq(group: string, options?: { offset?: number; max?: number }): Promise<PullResult>;
-  redriveDlq(group: string, messageIds?: string[]): Promise<{ redriven: number }>;
-  purgeDlq(group: string): Promise<{ purged: number }>;
-  receive(group: string, options: ReceiveOptions, signal?: SignalSource): Promise<PopMessage[]>;
-  ack(group: string, receiptHandle: string): Promise<void>;
-  ackBatch(group: string, receiptHandles: string[]): Promise<AckResult[]>;
-  nack(group: string, receiptHandle: string, delayMs?: number): Promise<void>;
-  changeInvisibleTime(
-    group: string,
-    receiptHandle: string,
-    invisibleMs: number,
-  ): Promise<{ invisibleUntil: number }>;
-  commitOffset(
-    group: string,
-    topic: string,
-    queueId: number,
-    offset: number,
-  ): Promise<QueueOffsetInfo>;
-  getOffsets(group: string, topic: string): Promise<GroupOffsets>;
-  getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo>;
-  resetOffsetsByTime(group: string, topic: string, timestamp: number): Promise<GroupOffsets>;
-  getMessageById(messageId: string, topic?: string): Promise<WireMessage>;
-  findMessages(topic: string, query: FindQuery): Promise<WireMessage[]>;
-  health(): Promise<HealthInfo>;
-  cancelScheduled(topic: string, messageId: string): Promise<ScheduledOutcome>;
-  cancelScheduledByKey(topic: string, key: string): Promise<ScheduledOutcome[]>;
-  rescheduleScheduled(
-    topic: string,
-    messageId: string,
-    deliverAt: number,
-  ): Promise<ScheduledOutcome>;
-  createSchedule(input: CronScheduleInput): Promise<CronScheduleView>;
-  listSchedules(): Promise<CronScheduleView[]>;
-  getSchedule(id: string): Promise<CronScheduleView>;
-  setSchedulePaused(id: string, paused: boolean): Promise<CronScheduleView>;
-  deleteSchedule(id: string): Promise<void>;
-  upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView>;
-  listSubscriptions(): Promise<SubscriptionView[]>;
-  getSubscription(group: string): Promise<SubscriptionView>;
-  deleteSubscription(group: string): Promise<void>;
-  setSubscriptionPaused(group: string, paused: boolean): Promise<SubscriptionView>;
-  replaySubscription(group: string, timestamp: number): Promise<SubscriptionView>;
-  listDeliveries(
-    group: string,
-    query?: { messageId?: string; limit?: number },
-  ): Promise<DeliveryAttempt[]>;
-}
-
-/** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
- * table (split mode), re-read when a call fails. */
-export interface BrokerResolver {
-  get(): Promise<BrokerClient>;
-  /** Told when a call failed in a way that suggests the route is stale. */
-  failed(client: BrokerClient, error: unknown): void;
-}
 
 export interface ApiKeyConfig {
   /** The bearer token (at least 16 characters). */

@@ -1,0 +1,130 @@
+// The core API: what every front end (HTTP /v1, QStash, gRPC, remoting) and the cluster
+// router call, split by who calls it, as RocketMQ 5's proxy splits MessagingProcessor into
+// producer, consumer and admin processors. A front end depends only on the interface it
+// needs; the in-process core (runtime/core/) and the HTTP client (client/) implement all
+// three. Pure types: importable from functions/, browsers and edge runtimes.
+import type {
+  AckResult,
+  AssignmentView,
+  BatchItemResult,
+  CronScheduleInput,
+  CronScheduleView,
+  DeliveryAttempt,
+  FindQuery,
+  GroupOffsets,
+  GroupSettings,
+  GroupView,
+  HealthInfo,
+  HeartbeatRequest,
+  MembersView,
+  PopMessage,
+  ProduceMessage,
+  ProduceResult,
+  PullRequest,
+  PullResult,
+  QueueOffsetInfo,
+  ReceiveOptions,
+  ScheduledOutcome,
+  SignalSource,
+  SubscriptionInput,
+  SubscriptionView,
+  TopicConfig,
+  TopicUpsert,
+  WireMessage,
+} from "./types.ts";
+
+/** Producing: single and batch sends, and the scheduled messages a producer owns. */
+export interface ProducerApi {
+  produce(topic: string, message: ProduceMessage): Promise<ProduceResult>;
+  produceBatch(topic: string, messages: ProduceMessage[]): Promise<BatchItemResult[]>;
+  cancelScheduled(topic: string, messageId: string): Promise<ScheduledOutcome>;
+  cancelScheduledByKey(topic: string, key: string): Promise<ScheduledOutcome[]>;
+  rescheduleScheduled(
+    topic: string,
+    messageId: string,
+    deliverAt: number,
+  ): Promise<ScheduledOutcome>;
+}
+
+/** Consuming: pull by offset, POP receive/ack/nack/invisibility, offsets, membership and
+ * queue locks for ordered consumption. */
+export interface ConsumerApi {
+  pull(
+    topic: string,
+    queueId: number,
+    request: PullRequest,
+    signal?: SignalSource,
+  ): Promise<PullResult>;
+  receive(group: string, options: ReceiveOptions, signal?: SignalSource): Promise<PopMessage[]>;
+  ack(group: string, receiptHandle: string): Promise<void>;
+  ackBatch(group: string, receiptHandles: string[]): Promise<AckResult[]>;
+  nack(group: string, receiptHandle: string, delayMs?: number): Promise<void>;
+  changeInvisibleTime(
+    group: string,
+    receiptHandle: string,
+    invisibleMs: number,
+  ): Promise<{ invisibleUntil: number }>;
+  commitOffset(
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+  ): Promise<QueueOffsetInfo>;
+  getOffsets(group: string, topic: string): Promise<GroupOffsets>;
+  getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo>;
+  heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView>;
+  unregister(group: string, clientId: string): Promise<MembersView>;
+  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView>;
+  lockQueues(
+    group: string,
+    clientId: string,
+    topic: string,
+    queueIds: number[],
+    unlock?: boolean,
+  ): Promise<number[]>;
+}
+
+/** Administration: topics, groups, offset resets, DLQ, cron schedules, webhook
+ * subscriptions, lookups and health. */
+export interface AdminApi {
+  upsertTopic(name: string, update: TopicUpsert): Promise<TopicConfig>;
+  getTopic(name: string): Promise<TopicConfig>;
+  listTopics(): Promise<TopicConfig[]>;
+  deleteTopic(name: string): Promise<void>;
+  upsertGroup(group: string, settings?: GroupSettings): Promise<GroupView>;
+  getGroup(group: string): Promise<GroupView>;
+  resetOffsetsByTime(group: string, topic: string, timestamp: number): Promise<GroupOffsets>;
+  listDlq(group: string, options?: { offset?: number; max?: number }): Promise<PullResult>;
+  redriveDlq(group: string, messageIds?: string[]): Promise<{ redriven: number }>;
+  purgeDlq(group: string): Promise<{ purged: number }>;
+  createSchedule(input: CronScheduleInput): Promise<CronScheduleView>;
+  listSchedules(): Promise<CronScheduleView[]>;
+  getSchedule(id: string): Promise<CronScheduleView>;
+  setSchedulePaused(id: string, paused: boolean): Promise<CronScheduleView>;
+  deleteSchedule(id: string): Promise<void>;
+  upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView>;
+  listSubscriptions(): Promise<SubscriptionView[]>;
+  getSubscription(group: string): Promise<SubscriptionView>;
+  deleteSubscription(group: string): Promise<void>;
+  setSubscriptionPaused(group: string, paused: boolean): Promise<SubscriptionView>;
+  replaySubscription(group: string, timestamp: number): Promise<SubscriptionView>;
+  listDeliveries(
+    group: string,
+    query?: { messageId?: string; limit?: number },
+  ): Promise<DeliveryAttempt[]>;
+  getMessageById(messageId: string, topic?: string): Promise<WireMessage>;
+  findMessages(topic: string, query: FindQuery): Promise<WireMessage[]>;
+  health(): Promise<HealthInfo>;
+}
+
+/** All three: what the in-process core and the HTTP client implement, and what the
+ * HTTP /v1 front end is given. */
+export interface BrokerClient extends ProducerApi, ConsumerApi, AdminApi {}
+
+/** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
+ * table (split mode), re-read when a call fails. */
+export interface BrokerResolver {
+  get(): Promise<BrokerClient>;
+  /** Told when a call failed in a way that suggests the route is stale. */
+  failed(client: BrokerClient, error: unknown): void;
+}
