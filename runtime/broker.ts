@@ -1,6 +1,22 @@
 // The broker: one process owning one data folder. It composes the message store, the
 // metadata database, consumer offsets, long polling and idempotency, and is the
 // in-process BrokerClient the embedded functions call.
+import {
+  PROPERTY_CONTENT_TYPE,
+  PROPERTY_DELAY,
+  PROPERTY_DLQ_ORIGIN_TOPIC,
+  PROPERTY_KEYS,
+  PROPERTY_REAL_QUEUE_ID,
+  PROPERTY_REAL_TOPIC,
+  PROPERTY_RETRY_TOPIC,
+  PROPERTY_SHARDING_KEY,
+  PROPERTY_TAGS,
+  PROPERTY_TIMER_DELIVER_MS,
+  PROPERTY_UNIQ_KEY,
+  REVIVE_TOPIC,
+  SCHEDULE_TOPIC,
+  TIMER_TOPIC,
+} from "../storage/message/message_const.ts";
 import type { BrokerClient } from "./protocol/core_api.ts";
 import { crc32 } from "node:zlib";
 import { MessageStore, type PutResult } from "../storage/message_store.ts";
@@ -16,8 +32,8 @@ import {
   type TopicConfig as StoredTopic,
 } from "../storage/metadata/metadata_store.ts";
 import { ConsumerOffsetStore } from "../storage/metadata/offset_store.ts";
-import { PROPERTY_DELAY, SCHEDULE_TOPIC, tagsCodeOf } from "../storage/dispatch_request.ts";
-import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC, ScheduleService } from "./schedule_service.ts";
+import { tagsCodeOf } from "../storage/dispatch_request.ts";
+import { ScheduleService } from "./schedule_service.ts";
 import type { BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { BrokerError } from "./protocol/errors.ts";
@@ -61,16 +77,10 @@ import { signalOf } from "./protocol/types.ts";
 import { MESSAGE_ID_PATTERN, MessageIdGenerator } from "./message_id.ts";
 import { PullHoldService } from "./long_polling.ts";
 import { checkCron, CronService } from "./cron_service.ts";
-import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, TimerService } from "./timer_service.ts";
+import { TimerService } from "./timer_service.ts";
 import { ConsumerMembership, MembershipError } from "./consumer/membership.ts";
 import { AllocateArgumentError } from "./consumer/allocate.ts";
-import {
-  dlqTopicOf,
-  PopService,
-  PROPERTY_DLQ_ORIGIN_TOPIC,
-  PROPERTY_RETRY_TOPIC,
-  REVIVE_TOPIC,
-} from "./pop_service.ts";
+import { dlqTopicOf, PopService } from "./pop_service.ts";
 
 /** Offsets-store group that keeps each DLQ's purge/redrive cursor. */
 const DLQ_CURSOR_PREFIX = "%DLQCURSOR%";
@@ -80,13 +90,7 @@ import { type StoredSubscription, WebhookService } from "./webhook/delivery_serv
 import { normalizeSubscription, SubscriptionRepo } from "./webhook/subscriptions.ts";
 import { createEgress, type WebhookEgress } from "./webhook/egress.ts";
 import { encodeSnapshot, exportMetadata } from "./ha/metadata_sync.ts";
-import {
-  fromStoreError,
-  parseTagExpression,
-  PROPERTY_CONTENT_TYPE,
-  PROPERTY_SHARDING_KEY,
-  toWireMessage,
-} from "./wire.ts";
+import { fromStoreError, parseTagExpression, toWireMessage } from "./wire.ts";
 
 /** What a replicated group's master asks of every client write (runtime/ha/node.ts). */
 export interface ReplicationGate {
@@ -444,9 +448,9 @@ export class Broker implements BrokerClient {
         `Cannot set ${properties.size} properties; userPropertiesMax is ${this.config.userPropertiesMax}`,
       );
     }
-    if (message.tag !== undefined) properties.set("TAGS", message.tag);
-    if (message.keys?.length) properties.set("KEYS", message.keys.join(" "));
-    properties.set("UNIQ_KEY", messageId);
+    if (message.tag !== undefined) properties.set(PROPERTY_TAGS, message.tag);
+    if (message.keys?.length) properties.set(PROPERTY_KEYS, message.keys.join(" "));
+    properties.set(PROPERTY_UNIQ_KEY, messageId);
     if (message.shardingKey !== undefined) {
       properties.set(PROPERTY_SHARDING_KEY, message.shardingKey);
     }
@@ -459,7 +463,7 @@ export class Broker implements BrokerClient {
     let deliverAt: ((storeTimestamp: number) => number) | undefined;
     if (deliverMs !== undefined || level > 0) {
       properties.set(PROPERTY_REAL_TOPIC, topic.name);
-      properties.set(PROPERTY_REAL_QID, String(queueId));
+      properties.set(PROPERTY_REAL_QUEUE_ID, String(queueId));
     }
     if (deliverMs !== undefined) {
       properties.set(PROPERTY_TIMER_DELIVER_MS, String(deliverMs));
@@ -842,7 +846,7 @@ export class Broker implements BrokerClient {
           endTimestamp: Number.MAX_SAFE_INTEGER,
         })
       ) {
-        if (record.properties.get("UNIQ_KEY") === messageId) {
+        if (record.properties.get(PROPERTY_UNIQ_KEY) === messageId) {
           return Promise.resolve(toWireMessage(record, record.queueOffset));
         }
       }
@@ -1087,7 +1091,7 @@ export class Broker implements BrokerClient {
       if (got.messages.length === 0) break;
       for (const m of got.messages) {
         const props = new Map(m.record.properties);
-        if (wanted && !wanted.has(props.get("UNIQ_KEY") ?? "")) continue;
+        if (wanted && !wanted.has(props.get(PROPERTY_UNIQ_KEY) ?? "")) continue;
         const origin = props.get(PROPERTY_DLQ_ORIGIN_TOPIC) ?? props.get(PROPERTY_RETRY_TOPIC);
         const topic = origin ? this.#topics.get(origin) : undefined;
         if (!topic) continue; // the original topic is gone: the letter stays

@@ -14,21 +14,26 @@
 // messages received then are handed out again (with their CKs also still pending, a
 // message can come twice); an ack answered OK is durable; an unacked message always
 // comes back once its invisible time has passed.
+import {
+  PROPERTY_DLQ_ORIGIN_TOPIC,
+  PROPERTY_REAL_QUEUE_ID,
+  PROPERTY_REAL_TOPIC,
+  PROPERTY_RETRY_TOPIC,
+  PROPERTY_TIMER_DELIVER_MS,
+  PROPERTY_UNIQ_KEY,
+  REVIVE_TOPIC,
+  TIMER_TOPIC,
+} from "../storage/message/message_const.ts";
 import type { MessageStore } from "../storage/message_store.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { type PopMessage, signalOf, type SignalSource } from "./protocol/types.ts";
-import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC } from "./schedule_service.ts";
-import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, type TimerService } from "./timer_service.ts";
+import { type TimerService } from "./timer_service.ts";
 import type { PullHoldService } from "./long_polling.ts";
 import { toWireMessage } from "./wire.ts";
 import type { Logger } from "./log.ts";
 import type { ConsumerGroupConfig } from "../storage/metadata/metadata_store.ts";
 
-export const REVIVE_TOPIC = "rmq_sys_REVIVE_LOG";
-export const PROPERTY_RETRY_TOPIC = "RETRY_TOPIC";
-export const PROPERTY_ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID";
-export const PROPERTY_DLQ_ORIGIN_TOPIC = "DLQ_ORIGIN_TOPIC";
 /** The revive loop's own progress, kept as a consumer offset of this pseudo group. */
 const REVIVE_GROUP = "%REVIVE%";
 
@@ -327,9 +332,9 @@ export class PopService {
       queueId: 0,
       body: new TextEncoder().encode(JSON.stringify(ck)),
       properties: new Map([
-        ["UNIQ_KEY", id],
+        [PROPERTY_UNIQ_KEY, id],
         [PROPERTY_REAL_TOPIC, REVIVE_TOPIC],
-        [PROPERTY_REAL_QID, "0"],
+        [PROPERTY_REAL_QUEUE_ID, "0"],
         [PROPERTY_TIMER_DELIVER_MS, String(deliverMs)],
       ]),
       bornTimestamp: this.deps.nowMs(),

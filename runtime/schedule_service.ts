@@ -6,19 +6,22 @@
 // offset. Offsets are persisted to `delayOffset.json` every flushDelayOffsetInterval and
 // at shutdown; a crash between a re-put and the next persist re-delivers (at-least-once,
 // with the same UNIQ_KEY, so consumers can tell).
+import {
+  PROPERTY_DELAY,
+  PROPERTY_REAL_QUEUE_ID,
+  PROPERTY_REAL_TOPIC,
+  SCHEDULE_TOPIC,
+} from "../storage/message/message_const.ts";
 import type { MessageStore } from "../storage/message_store.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
-import { PROPERTY_DELAY, SCHEDULE_TOPIC } from "../storage/dispatch_request.ts";
 import { readWholeFile, writeFileAtomic } from "../storage/file_port.ts";
 import type { Logger } from "./log.ts";
 
-export const PROPERTY_REAL_TOPIC = "REAL_TOPIC";
-export const PROPERTY_REAL_QID = "REAL_QID";
 /** Properties that only mean something while a message waits. */
 const WAITING_PROPERTIES = [
   PROPERTY_DELAY,
   PROPERTY_REAL_TOPIC,
-  PROPERTY_REAL_QID,
+  PROPERTY_REAL_QUEUE_ID,
   "TIMER_DELIVER_MS",
   "TIMER_DELAY_SEC",
   "TIMER_DELAY_MS",
@@ -37,7 +40,7 @@ export function restoreRealMessage(
 ) {
   const properties = new Map(record.properties);
   const topic = properties.get(PROPERTY_REAL_TOPIC)!;
-  const queueId = Number(properties.get(PROPERTY_REAL_QID));
+  const queueId = Number(properties.get(PROPERTY_REAL_QUEUE_ID));
   for (const p of WAITING_PROPERTIES) properties.delete(p);
   return {
     topic,

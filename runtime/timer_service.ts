@@ -16,6 +16,14 @@
 // the store entry; re-feeding after a crash applies the marker again. One thread decides a
 // race: a timer whose slot the fire loop has passed is "already delivered"; otherwise the
 // cancel wins and it never fires.
+import {
+  PROPERTY_REAL_TOPIC,
+  PROPERTY_TIMER_CANCEL_OFFSET,
+  PROPERTY_TIMER_DELIVER_MS,
+  PROPERTY_TIMER_ROLL_TIMES,
+  PROPERTY_UNIQ_KEY,
+  TIMER_TOPIC,
+} from "../storage/message/message_const.ts";
 import type { MessageStore } from "../storage/message_store.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
 import { TimerStore } from "../storage/timer/timer_store.ts";
@@ -23,13 +31,8 @@ import type { TimerStoreConfig } from "../storage/timer/timer_config.ts";
 import { TimerError } from "../storage/timer/timer_config.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { Logger } from "./log.ts";
-import { PROPERTY_REAL_TOPIC, restoreRealMessage } from "./schedule_service.ts";
+import { restoreRealMessage } from "./schedule_service.ts";
 
-export const TIMER_TOPIC = "rmq_sys_wheel_timer";
-export const PROPERTY_TIMER_DELIVER_MS = "TIMER_DELIVER_MS";
-export const PROPERTY_TIMER_ROLL_TIMES = "TIMER_ROLL_TIMES";
-/** A cancel marker names the CommitLog offset of the timer record it cancels. */
-export const PROPERTY_TIMER_CANCEL_OFFSET = "TIMER_CANCEL_OFFSET";
 const FEED_BATCH_MAX = 4096;
 
 export interface TimerServiceOptions {
@@ -191,7 +194,7 @@ export class TimerService {
     });
     return records
       .filter((r) =>
-        r.properties.get("UNIQ_KEY") === messageId &&
+        r.properties.get(PROPERTY_UNIQ_KEY) === messageId &&
         (topic === undefined || r.properties.get(PROPERTY_REAL_TOPIC) === topic)
       )
       .sort((a, b) => b.physicalOffset - a.physicalOffset)[0];
@@ -205,7 +208,7 @@ export class TimerService {
       endTimestamp: Number.MAX_SAFE_INTEGER,
     });
     const ids = records.filter((r) => r.properties.get(PROPERTY_REAL_TOPIC) === topic).map((r) =>
-      r.properties.get("UNIQ_KEY")!
+      r.properties.get(PROPERTY_UNIQ_KEY)!
     );
     return [...new Set(ids)];
   }

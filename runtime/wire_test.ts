@@ -1,5 +1,6 @@
 // toWireMessage(): a body goes out as UTF-8 text when it is text, else as base64, and
 // decodes back to the stored bytes either way.
+import { PROPERTY_TAGS, PROPERTY_UNIQ_KEY } from "../storage/message/message_const.ts";
 import assert from "node:assert/strict";
 import { type MessageInput, parseRecord, prepareRecord } from "../storage/message/record.ts";
 import { fromBase64, toWireMessage } from "./wire.ts";
@@ -11,7 +12,7 @@ function wire(body: Uint8Array) {
     topic: "T",
     queueId: 0,
     body,
-    properties: new Map([["UNIQ_KEY", "ID1"], ["TAGS", "a"], ["region", "eu"]]),
+    properties: new Map([[PROPERTY_UNIQ_KEY, "ID1"], [PROPERTY_TAGS, "a"], ["region", "eu"]]),
     bornTimestamp: 1,
     bornHost: host,
     storeHost: host,

@@ -1,12 +1,16 @@
 // What dispatch (RocketMQ's reput) hands to each derived structure for one record.
 // Built at append time from what the put already knows, or at recovery by parsing
 // the record; both paths feed the same dispatchers.
+import {
+  PROPERTY_DELAY,
+  PROPERTY_KEYS,
+  PROPERTY_TAGS,
+  PROPERTY_UNIQ_KEY,
+  SCHEDULE_TOPIC,
+} from "./message/message_const.ts";
 import type { MessageRecord } from "./message/record.ts";
 import { javaStringHashCode, SYSFLAG_TRANSACTION_MASK } from "./message/record.ts";
 
-export const PROPERTY_TAGS = "TAGS";
-export const PROPERTY_KEYS = "KEYS";
-export const PROPERTY_UNIQ_KEY = "UNIQ_KEY";
 export const TRANSACTION_NOT_TYPE = 0;
 export const TRANSACTION_PREPARED_TYPE = 4;
 export const TRANSACTION_COMMIT_TYPE = 8;
@@ -30,9 +34,6 @@ export interface DispatchRequest {
 export function tagsCodeOf(tags: string | undefined): number {
   return tags ? javaStringHashCode(tags) : 0;
 }
-
-export const SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX";
-export const PROPERTY_DELAY = "DELAY";
 
 /** RocketMQ's messageDelayLevel ("1s 5s ... 2h") as milliseconds; level N is index N-1. */
 export function parseDelayLevels(text: string): number[] {

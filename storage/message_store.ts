@@ -1,6 +1,7 @@
 // The message store: CommitLog + flush + ConsumeQueues + index + checkpoint, behind one
 // put/get surface (RocketMQ's DefaultMessageStore, minus the network). It knows no HTTP,
 // lease or wall clock beyond the `nowMs` it is handed.
+import { PROPERTY_KEYS, PROPERTY_TAGS, PROPERTY_UNIQ_KEY } from "./message/message_const.ts";
 import { setImmediate } from "node:timers";
 import type { FilePort } from "./file_port.ts";
 import { joinPath } from "./file_port.ts";
@@ -25,9 +26,6 @@ import {
   dispatchRequestOf,
   keysOf,
   parseDelayLevels,
-  PROPERTY_KEYS,
-  PROPERTY_TAGS,
-  PROPERTY_UNIQ_KEY,
   tagsCodeOf,
 } from "./dispatch_request.ts";
 import { IndexService } from "./index/index_service.ts";

@@ -2,6 +2,7 @@
 // resolved append; we SIGKILL it at random moments, restart it (it recovers), and at the
 // end check that every append it ever reported is stored at its queue offset with the
 // same bytes, and that every queue is dense and in order.
+import { PROPERTY_KEYS } from "../storage/message/message_const.ts";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -94,7 +95,7 @@ async function verify(dir: string, acks: Ack[]) {
       );
       const record = got.messages[0].record;
       assert.equal(
-        record.properties.get("KEYS"),
+        record.properties.get(PROPERTY_KEYS),
         `seq${ack.seq}`,
         `seq ${ack.seq} has another message at its offset`,
       );
@@ -113,7 +114,7 @@ async function verify(dir: string, acks: Ack[]) {
           assert.equal(got.status, "FOUND");
           for (const m of got.messages) {
             assert.equal(m.queueOffset, offset++);
-            const seq = Number(m.record.properties.get("KEYS")!.slice(3));
+            const seq = Number(m.record.properties.get(PROPERTY_KEYS)!.slice(3));
             assert.ok(seq > lastSeq, `queue ${topic}:${queueId} out of order at ${m.queueOffset}`);
             assert.deepEqual(m.record.body, crashBody(seq));
             lastSeq = seq;

@@ -12,6 +12,7 @@
 // leaves out ArrayBuffer backing stores) and wall µs. The phases alternate for --rounds
 // rounds and the median of each is reported, so a busy neighbour skews all of them alike.
 // `http_minus_hello_bytes` is what the broker's route adds to any Hono POST.
+import { PROPERTY_UNIQ_KEY } from "../../storage/message/message_const.ts";
 import process from "node:process";
 import v8 from "node:v8";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -90,7 +91,7 @@ const phases: Record<string, () => Promise<unknown>> = {
       topic: "bench",
       queueId: 0,
       body,
-      properties: new Map([["UNIQ_KEY", "0A0B0C0D0E0F10111213141516171819"]]),
+      properties: new Map([[PROPERTY_UNIQ_KEY, "0A0B0C0D0E0F10111213141516171819"]]),
       bornTimestamp: Date.now(),
       bornHost: { ip: new Uint8Array([127, 0, 0, 1]), port: 0 },
       storeHost: { ip: new Uint8Array([127, 0, 0, 1]), port: 0 },

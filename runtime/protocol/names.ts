@@ -1,5 +1,6 @@
 // Names and reserved words (reference/rocketmq.md §18). Checked before a name touches
 // the file system or a database: names become folder names under consumequeue/.
+import { RESERVED_PROPERTIES } from "../../storage/message/message_const.ts";
 import { BrokerError } from "./errors.ts";
 
 const NAME_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
@@ -90,33 +91,6 @@ export function parseNonNegativeInt(
 
 /** User property names: a conservative token so they are safe as headers and in records. */
 export const PROPERTY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-/** Property keys RocketMQ (and we) give meaning to; users cannot set them directly. */
-export const RESERVED_PROPERTIES = new Set([
-  "TAGS",
-  "KEYS",
-  "UNIQ_KEY",
-  "WAIT",
-  "DELAY",
-  "TRAN_MSG",
-  "PGROUP",
-  "REAL_TOPIC",
-  "REAL_QID",
-  "RETRY_TOPIC",
-  "RECONSUME_TIME",
-  "MAX_RECONSUME_TIMES",
-  "ORIGIN_MESSAGE_ID",
-  "TIMER_DELIVER_MS",
-  "TIMER_DELAY_SEC",
-  "TIMER_DELAY_MS",
-  "TIMER_OUT_MS",
-  "TIMER_ROLL_TIMES",
-  "DLQ_ORIGIN_TOPIC",
-  "POP_CK",
-  "INNER_NUM",
-  "INNER_BASE",
-  "TRANSACTION_CHECK_TIMES",
-]);
 
 export function checkUserProperty(name: string, value: unknown) {
   if (

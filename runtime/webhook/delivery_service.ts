@@ -17,6 +17,21 @@
 //   reconsumeTimes + 1 and settle the original; ordered subscriptions wait the backoff and
 //   retry in place. Past retryMaxTimes the message goes to %DLQ%{group} and the failure
 //   callback, if any, is told.
+import {
+  PROPERTY_CONTENT_TYPE,
+  PROPERTY_DLQ_ORIGIN_TOPIC,
+  PROPERTY_KEYS,
+  PROPERTY_ORIGIN_QUEUE_ID,
+  PROPERTY_ORIGIN_QUEUE_OFFSET,
+  PROPERTY_REAL_QUEUE_ID,
+  PROPERTY_REAL_TOPIC,
+  PROPERTY_RETRY_TOPIC,
+  PROPERTY_SHARDING_KEY,
+  PROPERTY_TAGS,
+  PROPERTY_TIMER_DELIVER_MS,
+  PROPERTY_UNIQ_KEY,
+  TIMER_TOPIC,
+} from "../../storage/message/message_const.ts";
 import type { MessageStore } from "../../storage/message_store.ts";
 import type { MessageRecord } from "../../storage/message/record.ts";
 import type {
@@ -26,22 +41,10 @@ import type {
   SubscriptionView,
 } from "../protocol/types.ts";
 import type { Logger } from "../log.ts";
-import {
-  dlqTopicOf,
-  PROPERTY_DLQ_ORIGIN_TOPIC,
-  PROPERTY_RETRY_TOPIC,
-  retryTopicOf,
-} from "../pop_service.ts";
-import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC } from "../schedule_service.ts";
-import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC } from "../timer_service.ts";
-import { PROPERTY_CONTENT_TYPE, PROPERTY_SHARDING_KEY } from "../wire.ts";
+import { dlqTopicOf, retryTopicOf } from "../pop_service.ts";
 import { DeliveryLog } from "./delivery_log.ts";
 import { retryAfterMs } from "./http_delivery.ts";
 import { maskSecret, secretKey, signatureHeader, SigningKey } from "./signing.ts";
-
-/** Where a retried copy came from, so its headers name the original queue and offset. */
-export const PROPERTY_ORIGIN_QUEUE_ID = "ORIGIN_QUEUE_ID";
-export const PROPERTY_ORIGIN_QUEUE_OFFSET = "ORIGIN_QUEUE_OFFSET";
 
 /** Messages read per refill of one cursor. */
 const REFILL_BATCH = 32;
@@ -399,9 +402,9 @@ class Runner {
       "mq-reconsume-times": String(attempt - 1),
       "mq-born-timestamp": String(record.bornTimestamp),
     };
-    const tag = props.get("TAGS");
+    const tag = props.get(PROPERTY_TAGS);
     if (tag !== undefined) headers["mq-tag"] = tag;
-    const keys = props.get("KEYS");
+    const keys = props.get(PROPERTY_KEYS);
     if (keys !== undefined) headers["mq-keys"] = keys;
     const sharding = props.get(PROPERTY_SHARDING_KEY);
     if (sharding !== undefined) headers["mq-sharding-key"] = sharding;
@@ -509,7 +512,7 @@ class Runner {
     let place = { topic, queueId: 0 };
     if (at !== undefined && at > this.deps.nowMs()) {
       properties.set(PROPERTY_REAL_TOPIC, topic);
-      properties.set(PROPERTY_REAL_QID, "0");
+      properties.set(PROPERTY_REAL_QUEUE_ID, "0");
       properties.set(PROPERTY_TIMER_DELIVER_MS, String(at));
       place = { topic: TIMER_TOPIC, queueId: 0 };
     }
@@ -761,6 +764,6 @@ export class WebhookService {
 
 /** The message id (UNIQ_KEY) the producer got; the webhook-id of every attempt. */
 export function messageIdOf(record: MessageRecord): string {
-  return record.properties.get("UNIQ_KEY") ??
+  return record.properties.get(PROPERTY_UNIQ_KEY) ??
     record.physicalOffset.toString(16).toUpperCase().padStart(16, "0");
 }

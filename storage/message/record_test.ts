@@ -1,3 +1,4 @@
+import { PROPERTY_KEYS, PROPERTY_TAGS } from "./message_const.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
@@ -28,7 +29,7 @@ Deno.test("prepareRecord() encodes RocketMQ's v1 layout byte for byte", () => {
     queueId: 3,
     flag: 7,
     body: new TextEncoder().encode("hi"),
-    properties: new Map([["TAGS", "A"]]),
+    properties: new Map([[PROPERTY_TAGS, "A"]]),
     bornTimestamp: 0x0102030405,
     bornHost: v4(127, 0, 0, 1, 10911),
     storeHost: v4(10, 0, 0, 2, 10912),
@@ -223,7 +224,10 @@ Deno.test("parseRecord() reports a flipped body byte, a torn record and a wrong 
 Deno.test("decodeProperties() reads pairs as MessageDecoder.string2messageProperties does", () => {
   const read = (text: string) => [...decodeProperties(new TextEncoder().encode(text))];
   assert.deepEqual(read(""), []);
-  assert.deepEqual(read("KEYS\u0001a b\u0002TAGS\u0001T\u0002"), [["KEYS", "a b"], ["TAGS", "T"]]);
+  assert.deepEqual(read("KEYS\u0001a b\u0002TAGS\u0001T\u0002"), [[PROPERTY_KEYS, "a b"], [
+    PROPERTY_TAGS,
+    "T",
+  ]]);
   // No trailing separator; a value may hold \u0001; an empty value is kept.
   assert.deepEqual(read("k\u0001v\u0001w\u0002kk\u0001"), [["k", "v\u0001w"], ["kk", ""]]);
   // Skipped: pairs under 3 characters, no name, no separator, empty pairs.
@@ -236,7 +240,7 @@ Deno.test("parseRecord() decodes records of alternating topics in one buffer, an
       topic,
       queueId: 0,
       body: new Uint8Array(body),
-      properties: new Map([["TAGS", topic + "-tag"]]),
+      properties: new Map([[PROPERTY_TAGS, topic + "-tag"]]),
       bornTimestamp: 1,
       bornHost: v4(1, 1, 1, 1, 1),
       storeHost: v4(1, 1, 1, 1, 1),
@@ -254,7 +258,7 @@ Deno.test("parseRecord() decodes records of alternating topics in one buffer, an
     const parsed = parseRecord(all, s, { checkCrc: true });
     assert.equal(parsed.kind, "record");
     return parsed.kind === "record"
-      ? [parsed.record.topic, parsed.record.properties.get("TAGS")]
+      ? [parsed.record.topic, parsed.record.properties.get(PROPERTY_TAGS)]
       : [];
   });
   assert.deepEqual(topics, [["A", "A-tag"], ["B", "B-tag"], ["A", "A-tag"], ["AB", "AB-tag"]]);
