@@ -21,7 +21,7 @@ async function withBroker(
     MQ_SEGMENT_ZERO_FILL: "false",
     ...env,
   }, []);
-  const broker = new Broker({
+  const broker = await Broker.open({
     config,
     files: new NodeFilePort(),
     nowMs: () => Date.now(),
@@ -31,7 +31,6 @@ async function withBroker(
     random: () => 0.5,
     ...(gate ? { replication: gate } : {}),
   });
-  await broker.start();
   try {
     await f(broker);
   } finally {

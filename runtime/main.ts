@@ -94,8 +94,7 @@ async function main() {
   };
   // On its own, one Broker for the life of the process; in a replicated group, the HaNode
   // (started once the HTTP address is known) says which Broker, if any, serves clients.
-  const broker = config.haMode === "none" ? new Broker(deps) : undefined;
-  await broker?.start();
+  const broker = config.haMode === "none" ? await Broker.open(deps) : undefined;
   let node: HaNode | undefined;
   const app = await createApp({
     broker: {

@@ -44,7 +44,7 @@ const config = loadBrokerConfig({}, {
   MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
   MQ_SEGMENT_ZERO_FILL: "false",
 }, []);
-const broker = new Broker({
+const broker = await Broker.open({
   config,
   files: new NodeFilePort(),
   nowMs: () => Date.now(),
@@ -53,7 +53,6 @@ const broker = new Broker({
   pid: process.pid,
   random: Math.random,
 });
-await broker.start();
 await broker.upsertTopic("bench", { readQueueNums: 8, writeQueueNums: 8 });
 const app = await createApp({
   broker: { get: () => Promise.resolve(broker), failed: () => {} },

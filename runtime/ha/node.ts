@@ -409,20 +409,20 @@ export class HaNode {
     });
     await master.start();
     const ref: { parts?: MasterParts } = {};
-    const broker = new Broker({
-      config,
-      files: this.#d.files,
-      nowMs: this.#d.nowMs,
-      log,
-      runtime: this.#d.runtime,
-      pid: this.#d.pid,
-      random: this.#d.random,
-      diskUsedRatio: this.#d.diskUsedRatio,
-      store,
-      replication: this.#gate(() => ref.parts),
-    });
+    let broker: Broker;
     try {
-      await broker.start();
+      broker = await Broker.open({
+        config,
+        files: this.#d.files,
+        nowMs: this.#d.nowMs,
+        log,
+        runtime: this.#d.runtime,
+        pid: this.#d.pid,
+        random: this.#d.random,
+        diskUsedRatio: this.#d.diskUsedRatio,
+        store,
+        replication: this.#gate(() => ref.parts),
+      });
     } catch (err) {
       await master.stop();
       throw err;

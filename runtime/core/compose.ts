@@ -1,0 +1,242 @@
+// The composition root: builds every part of a broker, in dependency order, before
+// anything can call it, and closes them in reverse. Each part receives what it uses.
+import { MessageStore } from "../../storage/message_store.ts";
+import type { FilePort } from "../../storage/file_port.ts";
+import { type MetadataDbHandle, openMetadataDb } from "../../storage/metadata/sqlite.ts";
+import { MetadataStore } from "../../storage/metadata/metadata_store.ts";
+import { ConsumerOffsetStore } from "../../storage/metadata/offset_store.ts";
+import { REVIVE_TOPIC, SCHEDULE_TOPIC, TIMER_TOPIC } from "../../storage/message/message_const.ts";
+import type { BrokerConfig } from "../config.ts";
+import type { Logger } from "../log.ts";
+import type { ProduceResult } from "../protocol/types.ts";
+import { MessageIdGenerator } from "../message_id.ts";
+import { PullHoldService } from "../long_polling.ts";
+import { IdempotencyCache } from "../idempotency.ts";
+import { ScheduleService } from "../schedule_service.ts";
+import { TimerService } from "../timer_service.ts";
+import { CronService } from "../cron_service.ts";
+import { ConsumerMembership } from "../consumer/membership.ts";
+import { PopService } from "../pop_service.ts";
+import { WebhookService } from "../webhook/delivery_service.ts";
+import { SubscriptionRepo } from "../webhook/subscriptions.ts";
+import { createEgress, type WebhookEgress } from "../webhook/egress.ts";
+import { parseTagExpression } from "../wire.ts";
+import { ArrivalRouter } from "./arrivals.ts";
+import { TopicRegistry } from "./topic_registry.ts";
+import { GroupRegistry } from "./group_registry.ts";
+import { Producer } from "./producer.ts";
+import type { ReplicationGate } from "./replication_gate.ts";
+import { LOOPBACK } from "./store_host.ts";
+
+export interface BrokerDeps {
+  /** A store already open and started (a slave's, promoted): used as is. Default: the
+   * broker opens one on config.store. */
+  store?: MessageStore;
+  /** Set for a master of a replicated group; absent for a broker on its own. */
+  replication?: ReplicationGate;
+  config: BrokerConfig;
+  files: FilePort;
+  nowMs: () => number;
+  log: Logger;
+  runtime: string;
+  pid: number;
+  random: () => number;
+  /** Percent of the data disk in use; drives retention and the disk-full guard. */
+  diskUsedRatio?: () => number;
+}
+
+/** The services a broker is made of, all built and started. */
+export interface BrokerParts {
+  store: MessageStore;
+  metadataHandle: MetadataDbHandle;
+  metadata: MetadataStore;
+  offsets: ConsumerOffsetStore;
+  topics: TopicRegistry;
+  groups: GroupRegistry;
+  holds: PullHoldService;
+  membership: ConsumerMembership;
+  producer: Producer;
+  schedule: ScheduleService;
+  timers: TimerService;
+  cron: CronService;
+  pop: PopService;
+  egress: WebhookEgress;
+  subscriptions: SubscriptionRepo;
+  webhooks: WebhookService;
+}
+
+export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
+  const { config, files, log, nowMs } = deps;
+  const storeHost = { ...LOOPBACK, port: config.port };
+  const ids = new MessageIdGenerator({
+    ip: LOOPBACK.ip,
+    pid: deps.pid,
+    nowMs,
+    random: deps.random,
+  });
+  files.mkdirp(config.dataDir);
+  const store = deps.store ?? await openStore(deps);
+  const arrivals = new ArrivalRouter(store);
+  const holds = new PullHoldService({ holdsMax: config.heldPullsMax });
+  arrivals.registerClientTopics((topic, queueId, maxOffset) => {
+    holds.arriving(topic, queueId, maxOffset);
+  });
+  const schedule = new ScheduleService(store, {
+    dataDir: config.dataDir,
+    nowMs,
+    log,
+    storeHost,
+    flushDelayOffsetIntervalMs: config.flushDelayOffsetIntervalMs,
+  });
+  arrivals.registerSystemTopic(SCHEDULE_TOPIC, (_t, queueId) => schedule.arriving(queueId));
+  schedule.start();
+  const timers = new TimerService(store, {
+    dataDir: config.dataDir,
+    nowMs,
+    log,
+    storeHost,
+    timer: {
+      precisionMs: config.timerPrecisionMs,
+      horizonMs: config.timerHorizonMs + config.timerPrecisionMs,
+    },
+    timerRollWindowMs: config.timerRollWindowMs,
+    timerCheckpointIntervalMs: config.timerCheckpointIntervalMs,
+  });
+  arrivals.registerSystemTopic(TIMER_TOPIC, () => timers.arriving());
+  await timers.start();
+  const metadataHandle = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
+  const metadata = new MetadataStore(metadataHandle.db, { nowMs });
+  const offsets = await ConsumerOffsetStore.open(metadataHandle.db, { nowMs });
+  offsets.start({
+    intervalMs: config.offsetPersistIntervalMs,
+    onPersistError: (err) =>
+      log("error", "persisting consumer offsets failed", { err: String(err) }),
+  });
+  const topics = await TopicRegistry.load(metadata, config);
+  topics.onDeleted((topic) => {
+    offsets.removeTopic(topic);
+    store.deleteTopic(topic);
+  });
+  const groups = await GroupRegistry.load(metadata);
+  const producer = new Producer({
+    store,
+    topics,
+    idempotency: new IdempotencyCache<ProduceResult>({
+      windowMs: config.idempotencyWindowMs,
+      keysMax: config.idempotencyKeysMax,
+      nowMs,
+    }),
+    ids,
+    replication: deps.replication,
+    storeHost,
+    rules: {
+      userPropertiesMax: config.userPropertiesMax,
+      idempotencyKeyBytesMax: config.idempotencyKeyBytesMax,
+      delayLevels: store.delayLevelsMs.length,
+      delayLevelsText: config.store.messageDelayLevel,
+    },
+    timerHorizonMs: config.timerHorizonMs,
+    nowMs,
+    random: deps.random,
+  });
+  const cron = new CronService({
+    db: metadataHandle.db,
+    produce: (topic, message) => producer.produce(topic, message),
+    nowMs,
+    log,
+    schedulesMax: config.cronSchedulesMax,
+    newId: () => crypto.randomUUID(),
+  });
+  await cron.start();
+  const offsetPort = {
+    query: (g: string, t: string, q: number) => offsets.query(g, t, q),
+    commit: (g: string, t: string, q: number, o: number) => offsets.commit(g, t, q, o),
+  };
+  const pop = new PopService({
+    store,
+    timers,
+    holds,
+    nowMs,
+    log,
+    newId: () => ids.next(),
+    storeHost,
+    offsets: offsetPort,
+    groupOf: (group) => groups.find(group),
+    delayLevelsMs: store.delayLevelsMs,
+  });
+  arrivals.registerSystemTopic(REVIVE_TOPIC, () => pop.arriving());
+  pop.arriving(); // CKs that fired while the broker was down
+  const egress = createEgress(config, log);
+  const subscriptions = new SubscriptionRepo(metadataHandle.db);
+  const webhooks = new WebhookService({
+    store,
+    offsets: offsetPort,
+    transport: egress.transport,
+    nowMs,
+    log,
+    storeHost,
+    settings: config,
+    readQueueNums: (topic) => topics.find(topic)?.readQueueNums,
+    retryPolicy: (group) => {
+      const g = groups.find(group);
+      return {
+        retryMaxTimes: g?.retryMaxTimes ?? 16,
+        backoffList: g?.retryBackoffMs ? [...g.retryBackoffMs] : null,
+        backoffMs: (n) => pop.backoffMs(group, n),
+      };
+    },
+    parseTags: (expression) => parseTagExpression(expression),
+    saveStatus: (group, status, reason) => subscriptions.saveStatus(group, status, reason, nowMs()),
+  });
+  arrivals.registerClientTopics((topic, queueId) => webhooks.arriving(topic, queueId));
+  webhooks.start(await subscriptions.load());
+  const membership = new ConsumerMembership({ nowMs, memberTimeoutMs: config.consumerTimeoutMs });
+  return {
+    store,
+    metadataHandle,
+    metadata,
+    offsets,
+    topics,
+    groups,
+    holds,
+    membership,
+    producer,
+    schedule,
+    timers,
+    cron,
+    pop,
+    egress,
+    subscriptions,
+    webhooks,
+  };
+}
+
+async function openStore(deps: BrokerDeps): Promise<MessageStore> {
+  const store = new MessageStore({
+    files: deps.files,
+    config: deps.config.store,
+    nowMs: deps.nowMs,
+    log: deps.log,
+    diskUsedRatio: deps.diskUsedRatio,
+  });
+  const started = deps.nowMs();
+  const report = await store.open();
+  deps.log("info", "store recovered", { ...report, ms: deps.nowMs() - started });
+  store.start();
+  return store;
+}
+
+/** Stops every part but cron (stopped first, before writes end) in reverse order of
+ * need; a failing part is logged, not fatal. */
+export async function closeParts(p: BrokerParts, log: Logger): Promise<void> {
+  const step = async (what: string, f: () => Promise<unknown>) => {
+    await f().catch((err) => log("error", `${what} failed`, { err: String(err) }));
+  };
+  await step("stopping webhook deliveries", () => p.webhooks.close());
+  await step("closing webhook connections", () => p.egress.close());
+  await step("stopping timers", () => p.timers.stop());
+  await step("persisting delay offsets", () => p.schedule.stop());
+  await step("final offset persist", () => p.offsets.stop());
+  await p.store.close();
+  p.metadataHandle.close();
+}

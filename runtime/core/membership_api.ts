@@ -1,0 +1,86 @@
+// Long-lived consumers: heartbeat, queue assignment by the group's strategy, and queue
+// locks for ordered consumption (RocketMQ's ClientManageProcessor and rebalance).
+import { BrokerError } from "../protocol/errors.ts";
+import type { AssignmentView, HeartbeatRequest, MembersView } from "../protocol/types.ts";
+import { type ConsumerMembership, MembershipError } from "../consumer/membership.ts";
+import { AllocateArgumentError } from "../consumer/allocate.ts";
+import type { GroupRegistry } from "./group_registry.ts";
+import type { TopicRegistry } from "./topic_registry.ts";
+
+export interface MembershipApiDeps {
+  membership: ConsumerMembership;
+  topics: TopicRegistry;
+  groups: GroupRegistry;
+  brokerName: string;
+  nowMs: () => number;
+}
+
+export class MembershipApi {
+  constructor(private readonly d: MembershipApiDeps) {}
+
+  async heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView> {
+    await this.d.groups.existing(group);
+    for (const s of data.subscriptions ?? []) this.d.topics.readable(s.topic, 0);
+    refuseBadArguments(() => this.d.membership.heartbeat(group, data));
+    return this.members(group);
+  }
+
+  async unregister(group: string, clientId: string): Promise<MembersView> {
+    await this.d.groups.existing(group);
+    this.d.membership.unregister(group, clientId);
+    return this.members(group);
+  }
+
+  members(group: string): MembersView {
+    const m = this.d.membership;
+    return { group, generation: m.generation(group), members: m.members(group) };
+  }
+
+  /** The queues of `topic` that `clientId` should consume now, by the group's strategy. */
+  async assignment(group: string, clientId: string, topic: string): Promise<AssignmentView> {
+    await this.d.groups.existing(group);
+    const config = this.d.topics.readable(topic, 0);
+    const queues = [...Array(config.readQueueNums).keys()].map((queueId) => ({
+      brokerName: this.d.brokerName,
+      queueId,
+    }));
+    const m = this.d.membership;
+    const mine = refuseBadArguments(() => m.assignment(group, clientId, topic, queues));
+    return {
+      group,
+      clientId,
+      topic,
+      generation: m.generation(group),
+      queueIds: mine.map((q) => q.queueId),
+    };
+  }
+
+  /** Ordered consumption: the queues `clientId` now holds (free, its own, or expired locks). */
+  async lockQueues(
+    group: string,
+    clientId: string,
+    topic: string,
+    queueIds: number[],
+    unlock = false,
+  ): Promise<number[]> {
+    await this.d.groups.existing(group);
+    this.d.topics.readable(topic, 0);
+    const m = this.d.membership;
+    if (unlock) {
+      refuseBadArguments(() => m.unlock(group, clientId, topic, queueIds));
+      return [];
+    }
+    return refuseBadArguments(() => m.lock(group, clientId, topic, queueIds, this.d.nowMs()));
+  }
+}
+
+function refuseBadArguments<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof MembershipError || err instanceof AllocateArgumentError) {
+      throw new BrokerError("INVALID_PARAMETER", (err as Error).message, {}, { cause: err });
+    }
+    throw err;
+  }
+}

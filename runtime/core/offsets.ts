@@ -1,0 +1,82 @@
+// Consumer offsets as the API shows them: commit, query with lag, reset by time. The
+// offsets themselves live in ConsumerOffsetStore (memory, persisted on an interval).
+import type { MessageStore } from "../../storage/message_store.ts";
+import type { ConsumerOffsetStore } from "../../storage/metadata/offset_store.ts";
+import { BrokerError } from "../protocol/errors.ts";
+import type { GroupOffsets, QueueOffsetInfo } from "../protocol/types.ts";
+import type { GroupRegistry } from "./group_registry.ts";
+import type { TopicRegistry } from "./topic_registry.ts";
+
+export interface OffsetsDeps {
+  store: MessageStore;
+  offsets: ConsumerOffsetStore;
+  topics: TopicRegistry;
+  groups: GroupRegistry;
+}
+
+export class ConsumerOffsets {
+  constructor(private readonly d: OffsetsDeps) {}
+
+  async commitOffset(
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+  ): Promise<QueueOffsetInfo> {
+    await this.d.groups.existing(group);
+    this.d.topics.readable(topic, queueId);
+    const max = this.d.store.getMaxOffsetInQueue(topic, queueId);
+    const min = this.d.store.getMinOffsetInQueue(topic, queueId);
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset > max) {
+      throw new BrokerError(
+        "OFFSET_OUT_OF_RANGE",
+        `Cannot commit offset ${offset} for ${topic}:${queueId}: valid offsets are 0 to ${max}`,
+        { minOffset: min, maxOffset: max },
+      );
+    }
+    this.d.offsets.commit(group, topic, queueId, offset);
+    return this.info(group, topic, queueId);
+  }
+
+  async getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo> {
+    await this.d.groups.existing(group);
+    this.d.topics.readable(topic, queueId);
+    return this.info(group, topic, queueId);
+  }
+
+  async getOffsets(group: string, topic: string): Promise<GroupOffsets> {
+    await this.d.groups.existing(group);
+    const config = this.d.topics.readable(topic, 0);
+    const queues = [...Array(config.readQueueNums).keys()].map((q) => this.info(group, topic, q));
+    return { group, topic, queues, totalLag: queues.reduce((s, q) => s + q.lag, 0) };
+  }
+
+  async resetOffsetsByTime(group: string, topic: string, timestamp: number): Promise<GroupOffsets> {
+    await this.d.groups.existing(group);
+    const config = this.d.topics.readable(topic, 0);
+    for (let q = 0; q < config.readQueueNums; q++) {
+      this.d.offsets.commit(
+        group,
+        topic,
+        q,
+        this.d.store.getOffsetInQueueByTime(topic, q, timestamp),
+      );
+    }
+    return this.getOffsets(group, topic);
+  }
+
+  /** One queue's committed offset, range and lag (0 for a queue never committed). */
+  info(group: string, topic: string, queueId: number): QueueOffsetInfo {
+    const min = this.d.store.getMinOffsetInQueue(topic, queueId);
+    const max = this.d.store.getMaxOffsetInQueue(topic, queueId);
+    const stored = this.d.offsets.query(group, topic, queueId);
+    const from = stored === undefined ? max : Math.max(stored, min);
+    return {
+      queueId,
+      offset: stored ?? -1,
+      minOffset: min,
+      maxOffset: max,
+      lag: stored === undefined ? 0 : Math.max(0, max - from),
+    };
+  }
+}
