@@ -94,6 +94,7 @@ export class Broker implements BrokerClient {
       timers: parts.timers,
       cron: parts.cron,
       writableTopic,
+      checkMessage: (m) => producer.checkMessage(m),
       timerHorizonMs: config.timerHorizonMs,
       nowMs,
     });

@@ -155,3 +155,86 @@ Deno.test("Broker.pull() and receive() read the client's signal only to wait; an
     assert.equal(broker.holds.held, 0);
   });
 });
+
+Deno.test("Broker.produce() applies the produce rules to in-process callers, not only at the HTTP edge", async () => {
+  await withBroker(undefined, {}, async (broker) => {
+    await broker.upsertTopic("t", { readQueueNums: 1, writeQueueNums: 1 });
+    const before = broker.store.maxPhysicalOffset;
+    const refused = (code: string) => (err: unknown) =>
+      err instanceof BrokerError && err.code === code;
+    await assert.rejects(broker.produce("t", { body, tag: "a||b" }), refused("INVALID_HEADER"));
+    await assert.rejects(
+      broker.produce("t", { body, tag: "x".repeat(129) }),
+      refused("INVALID_HEADER"),
+    );
+    await assert.rejects(
+      broker.produce("t", { body, keys: ["has space"] }),
+      refused("INVALID_HEADER"),
+    );
+    await assert.rejects(
+      broker.produce("t", { body, keys: Array.from({ length: 33 }, (_, i) => `k${i}`) }),
+      refused("INVALID_HEADER"),
+    );
+    await assert.rejects(
+      broker.produce("t", { body, properties: { TAGS: "x" } }),
+      refused("INVALID_PROPERTY"),
+    );
+    await assert.rejects(
+      broker.produce("t", { body, delayLevel: 1, delayMs: 5 }),
+      refused("INVALID_PARAMETER"),
+    );
+    await assert.rejects(
+      broker.createSchedule({ topic: "t", cron: "* * * * *", message: { body, tag: "a||b" } }),
+      refused("INVALID_HEADER"),
+    );
+    assert.equal(broker.store.maxPhysicalOffset, before, "a refused message stores nothing");
+    assert.deepEqual(await broker.listSchedules(), []);
+  });
+});
+
+Deno.test("Broker.redriveDlq() writes through the producer: the replication gate confirms each re-put", async () => {
+  const calls: string[] = [];
+  let refuse = false;
+  const gate: ReplicationGate = {
+    checkWritable() {
+      calls.push("checkWritable");
+      if (refuse) throw new BrokerError("NOT_LEADER", "Cannot write: not the leader");
+    },
+    confirm(endOffset) {
+      calls.push(`confirm ${endOffset}`);
+      return Promise.resolve(2);
+    },
+  };
+  await withBroker(gate, {}, async (broker) => {
+    await broker.upsertTopic("t", { readQueueNums: 1, writeQueueNums: 1 });
+    await broker.upsertGroup("g", { retryMaxTimes: 0 });
+    const sent = await broker.produce("t", { body });
+    const [got] = await broker.receive("g", { topic: "t", max: 1, invisibleMs: 10_000 });
+    await broker.nack("g", got.receiptHandle, 0);
+    const deadline = Date.now() + 10_000;
+    while ((await broker.listDlq("g")).messages.length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual((await broker.listDlq("g")).messages.map((m) => m.messageId), [
+      sent.messageId,
+    ]);
+
+    refuse = true;
+    const before = broker.store.maxPhysicalOffset;
+    await assert.rejects(
+      broker.redriveDlq("g"),
+      (err) => err instanceof BrokerError && err.code === "NOT_LEADER",
+    );
+    assert.equal(broker.store.maxPhysicalOffset, before, "a refused redrive writes nothing");
+
+    refuse = false;
+    calls.length = 0;
+    assert.deepEqual(await broker.redriveDlq("g"), { redriven: 1 });
+    assert.deepEqual(calls, ["checkWritable", `confirm ${broker.store.maxPhysicalOffset}`]);
+    const page = await broker.pull("t", 0, { offset: 1 });
+    assert.deepEqual(page.messages.map((m) => [m.messageId, m.reconsumeTimes]), [[
+      sent.messageId,
+      0,
+    ]]);
+  });
+});

@@ -110,6 +110,11 @@ export class Producer {
     );
   }
 
+  /** Refuses a message that breaks a produce rule (cron checks its message at creation). */
+  checkMessage(message: ProduceMessage): void {
+    checkProduce(message, this.#d.rules);
+  }
+
   /** The topic if this broker may write to it now (creating it when auto-create is on). */
   writableTopic(name: string): TopicConfig | Promise<TopicConfig> {
     this.#checkOpen();

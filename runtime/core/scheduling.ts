@@ -5,6 +5,7 @@ import { checkReadableTopic } from "../protocol/names.ts";
 import type {
   CronScheduleInput,
   CronScheduleView,
+  ProduceMessage,
   ScheduledOutcome,
   TopicConfig,
 } from "../protocol/types.ts";
@@ -18,6 +19,8 @@ export interface SchedulingDeps {
   cron: CronService;
   /** The producer's check that a topic takes writes now (cron publishes to it). */
   writableTopic: (name: string) => TopicConfig | Promise<TopicConfig>;
+  /** The producer's produce rules, applied to a schedule's message at creation. */
+  checkMessage: (message: ProduceMessage) => void;
   timerHorizonMs: number;
   nowMs: () => number;
 }
@@ -79,6 +82,7 @@ export class Scheduling {
 
   async createSchedule(input: CronScheduleInput): Promise<CronScheduleView> {
     await this.d.writableTopic(input.topic);
+    this.d.checkMessage(input.message);
     checkCron(input.cron, input.timeZone ?? "UTC");
     const missed = input.missedTicks;
     if (missed !== undefined && missed !== "skip" && missed !== "fire_once") {
