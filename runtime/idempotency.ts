@@ -2,7 +2,7 @@
 // `windowMs` returns the first result and stores nothing; the same key with a different
 // request is 422; a repeat while the first is still running waits for it. Bounded: past
 // `keysMax` the oldest keys are forgotten first (a Map iterates in insertion order).
-// Keys live in memory: a broker restart forgets them (documented in the README).
+// Keys live in memory: a broker restart forgets them (documented in docs/api.md).
 import { BrokerError } from "./protocol/errors.ts";
 
 interface Entry<T> {
