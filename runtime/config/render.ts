@@ -5,50 +5,54 @@ import { FUNCTIONS_SETTINGS, ROUTE_CACHE_MS } from "../protocol/limits.ts";
 import { SETTING_AREAS, SETTINGS } from "./table.ts";
 
 export function settingsHelp(): string {
-  return SETTINGS.map((x) => {
-    const unit = x.unit === "" || x.unit === "count" ? "" : ` ${x.unit}`;
-    return `  ${x.flag.padEnd(34)} ${x.env.padEnd(32)} ${x.doc} Default ${x.defaultText}${unit}.`;
-  }).join("\n");
+  return SETTINGS.map((x) =>
+    `  ${x.flag.padEnd(34)} ${x.env.padEnd(32)} ${x.doc} Default ${x.defaultText}${unitText(x)}.`
+  ).join("\n");
 }
 
+// Prose is wrapped at 100 columns, as deno fmt would, so the generated file is formatted.
 const HEADER = `# Configuration
 
 Generated from the settings table (\`runtime/config/\`, \`runtime/protocol/limits.ts\`) by
 \`deno run -A scripts/gen_config_docs.ts\`; do not edit by hand.
 
-The broker (\`runtime/main.ts\`) reads each setting from a JSON config file
-(\`--config file.json\`; store settings under \`"store"\`), then the environment, then
-command-line flags (\`--port 8081\` or \`--port=8081\`); a later source wins. A bad value
-stops the broker with exit code 2 and a message naming the setting, the value and what is
-allowed.`;
+The broker (\`runtime/main.ts\`) reads each setting from a JSON config file (\`--config file.json\`;
+store settings under \`"store"\`), then the environment, then command-line flags (\`--port 8081\` or
+\`--port=8081\`); a later source wins. A bad value stops the broker with exit code 2 and a message
+naming the setting, the value and what is allowed.`;
 
-const FUNCTIONS_INTRO = `The functions as their own process (\`functions/main.ts\`) and on
-Deno Deploy (\`functions/deploy.ts\`) read these from the environment only, with the same
-defaults and checks as the broker, so that they enforce what the brokers behind them do.`;
+const FUNCTIONS_INTRO =
+  `The functions as their own process (\`functions/main.ts\`) and on Deno Deploy (\`functions/deploy.ts\`)
+read these from the environment only, with the same defaults and checks as the broker, so that they
+enforce what the brokers behind them do. \`${ROUTE_CACHE_MS.env}\` is theirs alone; the others are the
+broker's settings of the same name.`;
+
+type Column = [title: string, cell: (row: Setting) => string];
+
+const NAME: Column = ["Setting", (r) => code(r.name)];
+const ENV: Column = ["Environment", (r) => code(r.env)];
+const FLAG: Column = ["Flag", (r) => code(r.flag)];
+const DEFAULT: Column = ["Default", (r) => (r.defaultText || '""') + unitText(r)];
+const ALLOWED: Column = ["Allowed", (r) => r.allowedText];
+const ROCKETMQ: Column = ["RocketMQ", (r) => r.rocketmq ? code(r.rocketmq) : ""];
+const MEANING: Column = ["Meaning", (r) => r.doc];
 
 export function configurationMarkdown(): string {
+  const broker = [NAME, ENV, FLAG, DEFAULT, ALLOWED, ROCKETMQ, MEANING];
   const parts = [HEADER];
-  for (const area of SETTING_AREAS) parts.push(`## ${area.title}`, table(area.rows));
-  parts.push("## Functions (split mode and Deploy)", FUNCTIONS_INTRO, table(FUNCTIONS_SETTINGS));
+  for (const area of SETTING_AREAS) parts.push(`## ${area.title}`, table(area.rows, broker));
   parts.push(
-    `\`${ROUTE_CACHE_MS.env}\` is the functions' own; the others are the broker's settings of the same name.`,
+    "## Functions (split mode and Deploy)",
+    FUNCTIONS_INTRO,
+    table(FUNCTIONS_SETTINGS, [ENV, NAME, DEFAULT, ALLOWED, MEANING]),
   );
   return parts.join("\n\n") + "\n";
 }
 
-function table(rows: readonly Setting[]): string {
-  const head = ["Setting", "Environment", "Flag", "Default", "Allowed", "RocketMQ", "Meaning"];
-  const body = rows.map((r) =>
-    [
-      code(r.name),
-      code(r.env),
-      code(r.flag),
-      r.defaultText === "" ? '""' : r.defaultText + unitText(r),
-      r.allowedText,
-      r.rocketmq ? code(r.rocketmq) : "",
-      r.doc,
-    ].map(escape)
-  );
+/** A Markdown table padded as deno fmt pads one. */
+function table(rows: readonly Setting[], columns: Column[]): string {
+  const head = columns.map(([title]) => title);
+  const body = rows.map((r) => columns.map(([, cell]) => escape(cell(r))));
   const widths = head.map((h, i) => Math.max(h.length, 3, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)].join("\n");
@@ -62,6 +66,7 @@ function code(text: string): string {
   return `\`${text}\``;
 }
 
+/** Pipes would end a cell; `<dataDir>` would read as an HTML tag. */
 function escape(text: string): string {
-  return text.replaceAll("|", "\\|");
+  return text.replaceAll("|", "\\|").replaceAll("<", "\\<");
 }
