@@ -7,6 +7,7 @@ import { STORE_SETTINGS } from "./store_settings.ts";
 import { CONSUMER_SETTINGS } from "./consumer_settings.ts";
 import { TIME_SETTINGS } from "./time_settings.ts";
 import { WEBHOOK_SETTINGS } from "./webhook_settings.ts";
+import { EGRESS_SETTINGS } from "./egress_settings.ts";
 import { HA_SETTINGS } from "./ha_settings.ts";
 
 /** The broker's settings by area, in the order --help and the docs list them. */
@@ -16,6 +17,7 @@ export const SETTING_AREAS = [
   { title: "Consumption", rows: CONSUMER_SETTINGS },
   { title: "Delays and timers", rows: TIME_SETTINGS },
   { title: "Webhook push", rows: WEBHOOK_SETTINGS },
+  { title: "Webhook delivery: read-ahead, HTTP client, DNS", rows: EGRESS_SETTINGS },
   { title: "Replication", rows: HA_SETTINGS },
 ] as const;
 
@@ -25,6 +27,7 @@ const ALL = [
   ...CONSUMER_SETTINGS,
   ...TIME_SETTINGS,
   ...WEBHOOK_SETTINGS,
+  ...EGRESS_SETTINGS,
   ...HA_SETTINGS,
 ] as const;
 
