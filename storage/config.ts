@@ -70,6 +70,11 @@ export function zeroFillSegments(config: StoreConfig): boolean {
   return config.segmentZeroFill ?? config.flushDiskType === "SYNC_FLUSH";
 }
 
+/** Largest CommitLog record: a longer length field is damage, not a record. */
+export function recordBytesMax(config: StoreConfig): number {
+  return config.maxMessageSize + config.recordOverheadBytesMax;
+}
+
 export const GIB = 1024 * 1024 * 1024;
 export const MIB = 1024 * 1024;
 

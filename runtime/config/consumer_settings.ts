@@ -41,6 +41,19 @@ export const CONSUMER_SETTINGS = [
     min: 1,
     doc: "Time between scans for silent consumers (a consumer leaves at most this late).",
   }),
+  intSetting("queueLockTimeoutMs", "MQ_QUEUE_LOCK_TIMEOUT_MS", {
+    unit: "ms",
+    default: 60_000,
+    min: 1,
+    doc: "An ordered-consumption queue lock not renewed this long is free to another consumer.",
+    rocketmq: "REBALANCE_LOCK_MAX_LIVE_TIME",
+  }),
+  intSetting("consumerMembersMax", "MQ_CONSUMER_MEMBERS_MAX", {
+    unit: "count",
+    default: 10_000,
+    min: 1,
+    doc: "Consumers registered at once, over all groups; more heartbeats are refused.",
+  }),
   intSetting("offsetPersistIntervalMs", "MQ_OFFSET_PERSIST_MS", {
     unit: "ms",
     default: 5000,
@@ -79,6 +92,19 @@ export const CONSUMER_SETTINGS = [
     min: 1,
     doc: "Invisible time of a POP receive that names none.",
     rocketmq: "invisibleTime",
+  }),
+  intSetting("popReadBytesMax", "MQ_POP_READ_BYTES_MAX", {
+    unit: "bytes",
+    default: 4 * MIB,
+    defaultText: "4194304 (4 MiB)",
+    min: 1,
+    doc: "Bytes a POP receive, and each step of its revive scan, reads from one queue.",
+  }),
+  intSetting("popReviveBatchNums", "MQ_POP_REVIVE_BATCH", {
+    unit: "count",
+    default: 256,
+    min: 1,
+    doc: "Checkpoint records read per step of the POP revive scan (unacked messages return).",
   }),
   intSetting("queryMessageNumsDefault", "MQ_QUERY_MAX_DEFAULT", {
     unit: "count",

@@ -86,6 +86,26 @@ export const SERVER_SETTINGS = [
     min: 1,
     doc: "Graceful shutdown gives held requests and flushes this long, then exits.",
   }),
+  intSetting("kvCloseWaitMs", "MQ_KV_CLOSE_WAIT_MS", {
+    unit: "ms",
+    default: 2000,
+    min: 1,
+    doc:
+      "At shutdown a replica waits this long for its KV writes, then exits anyway (a KV client retries for as long as the KV is down).",
+  }),
+  intSetting("httpIdleSlackMs", "MQ_HTTP_IDLE_SLACK_MS", {
+    unit: "ms",
+    default: 30_000,
+    doc: "The HTTP server closes a connection idle for pullWaitMsMax plus this.",
+  }),
+  intSetting("requestBodyBytesBackstop", "MQ_REQUEST_BODY_BYTES_BACKSTOP", {
+    unit: "bytes",
+    default: 1024 * 1024 * 1024,
+    defaultText: "1073741824 (1 GiB)",
+    min: 1,
+    doc:
+      "The HTTP server's own body limit, a backstop only: the API's limits (batchBodyBytesMax, maxMessageSize) refuse first, with typed errors.",
+  }),
   intSetting("routeHeartbeatMs", "MQ_ROUTE_HEARTBEAT_MS", {
     unit: "ms",
     default: 30_000,
