@@ -21,20 +21,12 @@ export const SETTING_AREAS = [
   { title: "Replication", rows: HA_SETTINGS },
 ] as const;
 
-const ALL = [
-  ...SERVER_SETTINGS,
-  ...STORE_SETTINGS,
-  ...CONSUMER_SETTINGS,
-  ...TIME_SETTINGS,
-  ...WEBHOOK_SETTINGS,
-  ...EGRESS_SETTINGS,
-  ...HA_SETTINGS,
-] as const;
-
 /** Every setting a user can change. */
-export const SETTINGS: readonly Setting[] = ALL;
+export const SETTINGS: readonly Setting[] = SETTING_AREAS.flatMap((area): readonly Setting[] =>
+  area.rows
+);
 
-type Row = (typeof ALL)[number];
+type Row = (typeof SETTING_AREAS)[number]["rows"][number];
 type ValueOf<R> = R extends Setting<string, infer T> ? T : never;
 type StoreRow = Extract<Row, { name: `store.${string}` }>;
 
