@@ -8,6 +8,7 @@
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { readRoutes, type RouteKey, type RouteKv } from "../runtime/protocol/routes.ts";
+import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 
 // deno-lint-ignore no-explicit-any
 const Deno = (globalThis as any).Deno;
@@ -33,29 +34,21 @@ const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
 if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
   throw new Error("Set MQ_API_KEYS: the functions refuse to run open on Deploy");
 }
+// The limits and route timings: the broker's rows, so unset variables mean the brokers'
+// own defaults; a bad value throws a ConfigError naming it.
+const { limits, routeExpiryMs, routeCacheMs } = functionsSettingsFromEnv(Deno.env.toObject());
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 const app = await createApp({
   broker: new KvRouteResolver(
     {
       brokers: async () =>
-        (await readRoutes(routeKv, Date.now(), Number(env("MQ_ROUTE_EXPIRY_MS", "120000")))).map((
-          r,
-        ) => r.address),
+        (await readRoutes(routeKv, Date.now(), routeExpiryMs)).map((r) => r.address),
     },
-    { token: env("MQ_BROKER_TOKEN") || undefined, cacheMs: 5000, nowMs: () => Date.now() },
+    { token: env("MQ_BROKER_TOKEN") || undefined, cacheMs: routeCacheMs, nowMs: () => Date.now() },
   ),
   apiKeys,
-  limits: {
-    maxMessageSize: Number(env("MQ_MAX_MESSAGE_SIZE", String(4 * 1024 * 1024))),
-    batchBodyBytesMax: Number(env("MQ_BATCH_BODY_BYTES_MAX", String(16 * 1024 * 1024))),
-    batchItemsMax: Number(env("MQ_BATCH_ITEMS_MAX", "1000")),
-    bodyReadTimeoutMs: Number(env("MQ_BODY_READ_TIMEOUT_MS", "10000")),
-    pullWaitMsMax: Number(env("MQ_PULL_WAIT_MS_MAX", "15000")),
-    pullMsgNumsMax: Number(env("MQ_PULL_MAX", "1000")),
-    idempotencyKeyBytesMax: 256,
-    userPropertiesMax: 64,
-  },
+  limits,
   log,
 });
 Deno.serve(app.fetch);

@@ -11,6 +11,8 @@ import { KvRouteResolver } from "./resolver.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { openKv } from "../runtime/kv/kv_port.ts";
 import { jsonLogger } from "../runtime/log.ts";
+import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
+import { ConfigError } from "../runtime/protocol/setting.ts";
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const int = (name: string, fallback: number) => {
@@ -29,28 +31,31 @@ if (!kvUrl) {
   process.stderr.write("MQ_KV must name the KV Connect endpoint the brokers register in\n");
   process.exit(2);
 }
+// The limits and route timings: the broker's rows (runtime/protocol/limits.ts), so unset
+// variables mean the brokers' own defaults.
+let settings;
+try {
+  settings = functionsSettingsFromEnv(process.env);
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`config error: ${err.message}\n`);
+  process.exit(2);
+}
+const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
-const expiryMs = int("MQ_ROUTE_EXPIRY_MS", 120_000);
 const app = await createApp({
   broker: new KvRouteResolver(
-    { brokers: async () => (await readRoutes(kv, Date.now(), expiryMs)).map((r) => r.address) },
+    {
+      brokers: async () => (await readRoutes(kv, Date.now(), routeExpiryMs)).map((r) => r.address),
+    },
     {
       token: env("MQ_BROKER_TOKEN", "") || undefined,
-      cacheMs: int("MQ_ROUTE_CACHE_MS", 5000),
+      cacheMs: routeCacheMs,
       nowMs: () => Date.now(),
     },
   ),
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
-  limits: {
-    maxMessageSize: int("MQ_MAX_MESSAGE_SIZE", 4 * 1024 * 1024),
-    batchBodyBytesMax: int("MQ_BATCH_BODY_BYTES_MAX", 16 * 1024 * 1024),
-    batchItemsMax: int("MQ_BATCH_ITEMS_MAX", 1000),
-    bodyReadTimeoutMs: int("MQ_BODY_READ_TIMEOUT_MS", 10_000),
-    pullWaitMsMax: int("MQ_PULL_WAIT_MS_MAX", 15_000),
-    pullMsgNumsMax: int("MQ_PULL_MAX", 1000),
-    idempotencyKeyBytesMax: 256,
-    userPropertiesMax: 64,
-  },
+  limits,
   log,
 });
 

@@ -16,6 +16,9 @@ export interface StoreConfig {
   segmentZeroFill?: boolean;
   /** Largest message body in bytes (maxMessageSize). 4 MiB. */
   maxMessageSize: number;
+  /** Bytes a CommitLog record may hold besides its body (header, topic, properties): a
+   * length above maxMessageSize plus this is damage, not a record. 64 KiB. */
+  recordOverheadBytesMax: number;
   flushDiskType: FlushDiskType;
   /** ASYNC_FLUSH: ms between background fdatasyncs (flushIntervalCommitLog). 500. */
   flushIntervalCommitLog: number;
@@ -38,10 +41,15 @@ export interface StoreConfig {
   maxIndexNum: number;
   /** Build the key/id index at dispatch (messageIndexEnable). */
   messageIndexEnable: boolean;
+  /** A tag-filtered read scans at least this many bytes of ConsumeQueue units, or
+   * maxMsgNums x 20 if more (maxFilterMessageSize). 16,000. */
+  maxFilterMessageSize: number;
   /** Hours a CommitLog segment is kept after its last write (fileReservedTime). 72. */
   fileReservedTime: number;
   /** Hours of the day (local time, ";"-separated) at which expired files are deleted. "04". */
   deleteWhen: string;
+  /** ms between retention checks (cleanResourceInterval). 10,000. */
+  cleanResourceInterval: number;
   /** Disk use ratio (%) above which expired files are deleted at any hour. 75. */
   diskMaxUsedSpaceRatio: number;
   /** Disk use ratio (%) above which the oldest files go regardless of age. 85. */
@@ -62,6 +70,11 @@ export function zeroFillSegments(config: StoreConfig): boolean {
   return config.segmentZeroFill ?? config.flushDiskType === "SYNC_FLUSH";
 }
 
+/** Largest CommitLog record: a longer length field is damage, not a record. */
+export function recordBytesMax(config: StoreConfig): number {
+  return config.maxMessageSize + config.recordOverheadBytesMax;
+}
+
 export const GIB = 1024 * 1024 * 1024;
 export const MIB = 1024 * 1024;
 
@@ -70,6 +83,7 @@ export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
     storePathRootDir,
     mappedFileSizeCommitLog: GIB,
     maxMessageSize: 4 * MIB,
+    recordOverheadBytesMax: 64 * 1024,
     flushDiskType: "ASYNC_FLUSH",
     flushIntervalCommitLog: 500,
     syncFlushTimeout: 5000,
@@ -80,8 +94,10 @@ export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
     maxHashSlotNum: 5_000_000,
     maxIndexNum: 20_000_000,
     messageIndexEnable: true,
+    maxFilterMessageSize: 16_000,
     fileReservedTime: 72,
     deleteWhen: "04",
+    cleanResourceInterval: 10_000,
     diskMaxUsedSpaceRatio: 75,
     diskSpaceCleanForciblyRatio: 85,
     diskSpaceWarningLevelRatio: 90,

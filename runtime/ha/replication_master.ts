@@ -13,6 +13,7 @@ import type { MessageStore, StoreLog } from "../../storage/message_store.ts";
 import { type EpochFile, findConsistentPoint } from "../../storage/ha/epoch_file.ts";
 import type { Frame, HandshakeFrame, HandshakeReplyFrame } from "./frames.ts";
 import { FrameLink } from "./replication_link.ts";
+import { recordBytesMax } from "../../storage/config.ts";
 import { type ReplicationConfig, replicationConfig } from "./replication_config.ts";
 import { ReplicationError } from "./replication_errors.ts";
 
@@ -97,7 +98,7 @@ export class ReplicationMaster {
     this.#epochs = options.epochs;
     this.#nowMs = options.nowMs;
     this.#log = options.log ?? (() => {});
-    this.config = replicationConfig(options.config, options.store.config.maxMessageSize + 65_536);
+    this.config = replicationConfig(options.config, recordBytesMax(options.store.config));
   }
 
   get port(): number {

@@ -15,6 +15,7 @@ import type { EpochFile } from "../../storage/ha/epoch_file.ts";
 import { HA_PROTOCOL_VERSION, type HandshakeReplyFrame, type TransferFrame } from "./frames.ts";
 import type { Frame } from "./frames.ts";
 import { FrameLink } from "./replication_link.ts";
+import { recordBytesMax } from "../../storage/config.ts";
 import { type ReplicationConfig, replicationConfig } from "./replication_config.ts";
 import { ReplicationError } from "./replication_errors.ts";
 
@@ -94,7 +95,7 @@ export class ReplicationSlave {
     this.#log = options.log ?? (() => {});
     this.#master = options.master;
     this.#highestEpoch = Math.max(options.fenceEpoch ?? 0, options.epochs.lastEpoch);
-    this.config = replicationConfig(options.config, options.store.config.maxMessageSize + 65_536);
+    this.config = replicationConfig(options.config, recordBytesMax(options.store.config));
   }
 
   get state(): SlaveState {

@@ -46,12 +46,6 @@ import { DeliveryLog } from "./delivery_log.ts";
 import { retryAfterMs } from "./http_delivery.ts";
 import { maskSecret, secretKey, signatureHeader, SigningKey } from "./signing.ts";
 
-/** Messages read per refill of one cursor. */
-const REFILL_BATCH = 32;
-/** Refills per cursor per pump, so one busy queue cannot hold the event loop. */
-const REFILLS_PER_PUMP = 4;
-/** A retry copy that could not be stored is tried again after this long, ms. */
-const STORE_RETRY_MS = 1000;
 
 export interface WebhookRequest {
   url: string;
@@ -75,6 +69,13 @@ export type WebhookTransport = (request: WebhookRequest) => Promise<WebhookRespo
 
 export interface WebhookSettings {
   webhookReadAheadPerQueue: number;
+  /** Messages and bytes read per refill of one cursor. */
+  webhookReadBatchNums: number;
+  webhookReadBytesMax: number;
+  /** Refills per cursor per pump, so one busy queue cannot hold the event loop. */
+  webhookRefillsPerPump: number;
+  /** A retry copy that could not be stored is tried again after this long, ms. */
+  webhookStoreRetryMs: number;
   webhookRetryAfterMaxMs: number;
   webhookLogEntriesMax: number;
   webhookShutdownGraceMs: number;
@@ -282,21 +283,21 @@ class Runner {
 
   #refill(cursor: Cursor) {
     const { store } = this.deps;
-    const readAhead = this.deps.settings.webhookReadAheadPerQueue;
+    const { webhookReadAheadPerQueue: readAhead, webhookReadBatchNums: batch } = this.deps.settings;
     // Every settle pumps; reading then would fetch the one message that left the window,
     // a CQ read and a CommitLog read per delivery. Waiting for half the window (at most a
     // batch) to drain makes each read a batch, and the window still holds far more than
     // maxConcurrency entries.
-    const lowWater = Math.max(1, Math.min(REFILL_BATCH, Math.ceil(readAhead / 2)));
-    for (let i = 0; i < REFILLS_PER_PUMP; i++) {
+    const lowWater = Math.max(1, Math.min(batch, Math.ceil(readAhead / 2)));
+    for (let i = 0; i < this.deps.settings.webhookRefillsPerPump; i++) {
       const room = readAhead - cursor.window.length;
       if (room < lowWater) return;
       // Caught up: nothing to read until arriving() pumps again.
       if (cursor.next === store.getMaxOffsetInQueue(cursor.topic, cursor.queueId)) return;
-      const max = Math.min(room, REFILL_BATCH);
+      const max = Math.min(room, batch);
       const got = store.getMessage(cursor.topic, cursor.queueId, cursor.next, {
         maxMsgNums: max,
-        maxBytes: 8 * 1024 * 1024,
+        maxBytes: this.deps.settings.webhookReadBytesMax,
         filter: cursor.retry || !this.tags ? undefined : { tags: this.tags },
       });
       if (got.status === "OFFSET_TOO_SMALL") {
@@ -540,7 +541,7 @@ class Runner {
           err: String(err),
         });
         entry.state = "waiting";
-        entry.notBefore = this.deps.nowMs() + STORE_RETRY_MS;
+        entry.notBefore = this.deps.nowMs() + this.deps.settings.webhookStoreRetryMs;
         this.schedulePump();
         return false;
       },

@@ -42,12 +42,22 @@ export function createEgress(
     allowHttp: config.webhookAllowHttp,
   });
   const resolver = options.resolver ??
-    createCachingResolver(createSystemResolver(), { nowMs });
+    createCachingResolver(createSystemResolver(), {
+      nowMs,
+      cacheMs: config.webhookDnsCacheMs,
+      entriesMax: config.webhookDnsCacheEntriesMax,
+    });
   // Our own HTTP/1.1 client with a pinned connect (h1_delivery.ts, issue #6).
   const client = new H1WebhookClient({
     policy,
     totalTimeoutMs: config.webhookTimeoutMsDefault,
     bodyPrefixBytes: config.webhookLogResponseBytes,
+    connectTimeoutMs: config.webhookConnectTimeoutMs,
+    responseBytesMax: config.webhookResponseBytesMax,
+    responseHeaderBytesMax: config.webhookResponseHeaderBytesMax,
+    connectionsPerAddressMax: config.webhookConnectionsPerAddressMax,
+    idleConnectionMs: config.webhookIdleConnectionMs,
+    targetsCachedMax: config.webhookTargetsCachedMax,
     nowMs,
   });
   const decoder = new TextDecoder();

@@ -1,0 +1,140 @@
+// Settings of the broker process: where it listens, who it is, its data, KV and API keys,
+// and the limits of the HTTP API (rows shared with the functions, runtime/protocol/limits.ts).
+import type { ApiKeyConfig } from "../protocol/types.ts";
+import {
+  boolSetting,
+  choiceSetting,
+  ConfigError,
+  intSetting,
+  jsonSetting,
+  textSetting,
+} from "../protocol/setting.ts";
+import {
+  BATCH_BODY_BYTES_MAX,
+  BATCH_ITEMS_MAX,
+  BODY_READ_TIMEOUT_MS,
+  IDEMPOTENCY_KEY_BYTES_MAX,
+  ROUTE_EXPIRY_MS,
+  USER_PROPERTIES_MAX,
+} from "../protocol/limits.ts";
+
+/** Shortest API key accepted: a guessable key is no key. */
+export const API_KEY_CHARS_MIN = 16;
+
+function validApiKeys(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  for (const k of value) {
+    if (typeof k?.key !== "string" || k.key.length < API_KEY_CHARS_MIN) {
+      throw new ConfigError(
+        `every API key needs a key of at least ${API_KEY_CHARS_MIN} characters`,
+        "apiKeys",
+      );
+    }
+  }
+  return true;
+}
+
+export const SERVER_SETTINGS = [
+  intSetting("port", "PORT", {
+    default: 8080,
+    max: 65535,
+    doc: "HTTP port (0 picks a free port).",
+  }),
+  textSetting("host", "HOST", { default: "127.0.0.1", doc: "HTTP listen address." }),
+  textSetting("advertisedAddress", "MQ_ADVERTISED_ADDRESS", {
+    default: "",
+    defaultText: "host:port",
+    doc: "host:port other processes use to reach this broker (the route table).",
+  }),
+  textSetting("dataDir", "DATA_DIR", {
+    default: "./data",
+    doc: "Data folder (CommitLog, queues, index, metadata, KV).",
+  }),
+  textSetting("brokerName", "MQ_BROKER_NAME", {
+    default: "broker-a",
+    doc: "Broker group name.",
+    rocketmq: "brokerName",
+  }),
+  textSetting("brokerClusterName", "MQ_CLUSTER", {
+    default: "DefaultCluster",
+    doc: "Cluster name.",
+    rocketmq: "brokerClusterName",
+  }),
+  textSetting("kvPath", "MQ_KV", {
+    default: "",
+    defaultText: "<dataDir>/kv.sqlite",
+    doc: "KV: a local file path (one process), or a KV Connect URL (several processes).",
+  }),
+  textSetting("kvAccessToken", "DENO_KV_ACCESS_TOKEN", {
+    default: "",
+    doc: "Access token for a KV Connect URL.",
+  }),
+  jsonSetting<"apiKeys", ApiKeyConfig[]>("apiKeys", "MQ_API_KEYS", {
+    default: [],
+    defaultText: "[] (open: logs a warning)",
+    allowedText: "a JSON list of {key,name,publish[],subscribe[],admin}",
+    valid: validApiKeys,
+    doc: "API keys and their rights; none leaves the API open.",
+  }),
+  choiceSetting("logLevel", "MQ_LOG_LEVEL", ["debug", "info", "warn", "error"], {
+    default: "info",
+    doc: "Least severe log line written (JSON lines on stderr).",
+  }),
+  intSetting("shutdownGraceMs", "MQ_SHUTDOWN_GRACE_MS", {
+    unit: "ms",
+    default: 10_000,
+    min: 1,
+    doc: "Graceful shutdown gives held requests and flushes this long, then exits.",
+  }),
+  intSetting("kvCloseWaitMs", "MQ_KV_CLOSE_WAIT_MS", {
+    unit: "ms",
+    default: 2000,
+    min: 1,
+    doc:
+      "At shutdown a replica waits this long for its KV writes, then exits anyway (a KV client retries for as long as the KV is down).",
+  }),
+  intSetting("httpIdleSlackMs", "MQ_HTTP_IDLE_SLACK_MS", {
+    unit: "ms",
+    default: 30_000,
+    doc: "The HTTP server closes a connection idle for pullWaitMsMax plus this.",
+  }),
+  intSetting("requestBodyBytesBackstop", "MQ_REQUEST_BODY_BYTES_BACKSTOP", {
+    unit: "bytes",
+    default: 1024 * 1024 * 1024,
+    defaultText: "1073741824 (1 GiB)",
+    min: 1,
+    doc:
+      "The HTTP server's own body limit, a backstop only: the API's limits (batchBodyBytesMax, maxMessageSize) refuse first, with typed errors.",
+  }),
+  intSetting("routeHeartbeatMs", "MQ_ROUTE_HEARTBEAT_MS", {
+    unit: "ms",
+    default: 30_000,
+    min: 1,
+    doc: "The broker registers its route in KV this often.",
+    rocketmq: "registerNameServerPeriod",
+  }),
+  ROUTE_EXPIRY_MS,
+  boolSetting("autoCreateTopicEnable", "MQ_AUTO_CREATE_TOPIC", {
+    default: true,
+    doc: "Create a topic on its first produce.",
+    rocketmq: "autoCreateTopicEnable",
+  }),
+  intSetting("defaultTopicQueueNums", "MQ_DEFAULT_TOPIC_QUEUES", {
+    unit: "count",
+    default: 8,
+    min: 1,
+    doc: "Queues of an auto-created topic.",
+    rocketmq: "defaultTopicQueueNums",
+  }),
+  intSetting("topicQueueNumsMax", "MQ_TOPIC_QUEUES_MAX", {
+    unit: "count",
+    default: 1024,
+    min: 1,
+    doc: "Largest queue count of a topic.",
+  }),
+  BATCH_BODY_BYTES_MAX,
+  BATCH_ITEMS_MAX,
+  BODY_READ_TIMEOUT_MS,
+  IDEMPOTENCY_KEY_BYTES_MAX,
+  USER_PROPERTIES_MAX,
+] as const;

@@ -1,0 +1,150 @@
+// The limits the HTTP front end enforces, as rows of the settings table. The broker's
+// table (runtime/config/) includes these same rows, so the embedded app, the functions as
+// their own process (functions/main.ts) and Deno Deploy (functions/deploy.ts) read the
+// same environment variables with the same defaults and checks.
+import { fromEnv, intSetting } from "./setting.ts";
+
+const MIB = 1024 * 1024;
+
+export const MAX_MESSAGE_SIZE = intSetting("store.maxMessageSize", "MQ_MAX_MESSAGE_SIZE", {
+  unit: "bytes",
+  default: 4 * MIB,
+  defaultText: "4194304 (4 MiB)",
+  min: 1,
+  doc: "Largest message body.",
+  rocketmq: "maxMessageSize",
+});
+export const BATCH_BODY_BYTES_MAX = intSetting("batchBodyBytesMax", "MQ_BATCH_BODY_BYTES_MAX", {
+  unit: "bytes",
+  default: 16 * MIB,
+  defaultText: "16777216 (16 MiB)",
+  min: 1,
+  doc: "Largest batch produce request body.",
+});
+export const BATCH_ITEMS_MAX = intSetting("batchItemsMax", "MQ_BATCH_ITEMS_MAX", {
+  unit: "count",
+  default: 1000,
+  min: 1,
+  doc: "Messages per batch produce request.",
+});
+export const BODY_READ_TIMEOUT_MS = intSetting("bodyReadTimeoutMs", "MQ_BODY_READ_TIMEOUT_MS", {
+  unit: "ms",
+  default: 10_000,
+  min: 1,
+  doc: "A request body must arrive within this time (slow-body defence).",
+});
+export const PULL_WAIT_MS_MAX = intSetting("pullWaitMsMax", "MQ_PULL_WAIT_MS_MAX", {
+  unit: "ms",
+  default: 15_000,
+  max: 60_000,
+  why: "Bun closes idle requests after 255 s at most",
+  doc: "Longest a long-polling pull is held.",
+  rocketmq: "BROKER_SUSPEND_MAX_TIME_MILLIS",
+});
+export const PULL_MSG_NUMS_MAX = intSetting("pullMsgNumsMax", "MQ_PULL_MAX", {
+  unit: "count",
+  default: 1000,
+  min: 1,
+  doc: "Largest `max` (messages) one pull may ask for.",
+});
+export const IDEMPOTENCY_KEY_BYTES_MAX = intSetting(
+  "idempotencyKeyBytesMax",
+  "MQ_IDEMPOTENCY_KEY_BYTES_MAX",
+  { unit: "bytes", default: 256, min: 1, doc: "Longest Idempotency-Key header." },
+);
+export const USER_PROPERTIES_MAX = intSetting("userPropertiesMax", "MQ_USER_PROPERTIES_MAX", {
+  unit: "count",
+  default: 64,
+  doc: "User properties per message (Mq-Prop-* headers or `properties`).",
+});
+export const ROUTE_EXPIRY_MS = intSetting("routeExpiryMs", "MQ_ROUTE_EXPIRY_MS", {
+  unit: "ms",
+  default: 120_000,
+  min: 1,
+  doc: "A broker whose route is unrenewed this long is dropped from the route table.",
+  rocketmq: "BROKER_CHANNEL_EXPIRED_TIME",
+});
+/** Functions only (split mode and Deploy): the broker keeps no route cache. */
+export const ROUTE_CACHE_MS = intSetting("routeCacheMs", "MQ_ROUTE_CACHE_MS", {
+  unit: "ms",
+  default: 5000,
+  doc: "The functions re-read the route table from KV after this long (and on a failure).",
+});
+
+export interface FunctionsLimits {
+  /** Largest message body (the broker's maxMessageSize), bytes. */
+  maxMessageSize: number;
+  batchBodyBytesMax: number;
+  batchItemsMax: number;
+  bodyReadTimeoutMs: number;
+  pullWaitMsMax: number;
+  pullMsgNumsMax: number;
+  idempotencyKeyBytesMax: number;
+  userPropertiesMax: number;
+}
+
+/** The rows behind each FunctionsLimits field. */
+export const LIMIT_SETTINGS = {
+  maxMessageSize: MAX_MESSAGE_SIZE,
+  batchBodyBytesMax: BATCH_BODY_BYTES_MAX,
+  batchItemsMax: BATCH_ITEMS_MAX,
+  bodyReadTimeoutMs: BODY_READ_TIMEOUT_MS,
+  pullWaitMsMax: PULL_WAIT_MS_MAX,
+  pullMsgNumsMax: PULL_MSG_NUMS_MAX,
+  idempotencyKeyBytesMax: IDEMPOTENCY_KEY_BYTES_MAX,
+  userPropertiesMax: USER_PROPERTIES_MAX,
+} as const;
+
+/** The settings the functions read when they run as their own process or on Deploy. */
+export const FUNCTIONS_SETTINGS = [
+  ...Object.values(LIMIT_SETTINGS),
+  ROUTE_EXPIRY_MS,
+  ROUTE_CACHE_MS,
+];
+
+/** The part of a broker's config (BrokerConfig) the limits come from. */
+export type LimitsSource = Omit<FunctionsLimits, "maxMessageSize"> & {
+  store: { maxMessageSize: number };
+};
+
+/** The limits of a broker's own settings (the embedded app enforces what the broker does). */
+export function functionsLimits(config: LimitsSource): FunctionsLimits {
+  return {
+    maxMessageSize: config.store.maxMessageSize,
+    batchBodyBytesMax: config.batchBodyBytesMax,
+    batchItemsMax: config.batchItemsMax,
+    bodyReadTimeoutMs: config.bodyReadTimeoutMs,
+    pullWaitMsMax: config.pullWaitMsMax,
+    pullMsgNumsMax: config.pullMsgNumsMax,
+    idempotencyKeyBytesMax: config.idempotencyKeyBytesMax,
+    userPropertiesMax: config.userPropertiesMax,
+  };
+}
+
+export interface FunctionsSettings {
+  limits: FunctionsLimits;
+  routeExpiryMs: number;
+  routeCacheMs: number;
+}
+
+/** The functions' settings from the environment (unset: the broker's defaults); throws
+ * ConfigError on a bad value. */
+export function functionsSettingsFromEnv(
+  env: Record<string, string | undefined>,
+): FunctionsSettings {
+  const s = LIMIT_SETTINGS;
+  return {
+    limits: {
+      maxMessageSize: fromEnv(s.maxMessageSize, env),
+      batchBodyBytesMax: fromEnv(s.batchBodyBytesMax, env),
+      batchItemsMax: fromEnv(s.batchItemsMax, env),
+      bodyReadTimeoutMs: fromEnv(s.bodyReadTimeoutMs, env),
+      pullWaitMsMax: fromEnv(s.pullWaitMsMax, env),
+      pullMsgNumsMax: fromEnv(s.pullMsgNumsMax, env),
+      idempotencyKeyBytesMax: fromEnv(s.idempotencyKeyBytesMax, env),
+      userPropertiesMax: fromEnv(s.userPropertiesMax, env),
+    },
+    routeExpiryMs: fromEnv(ROUTE_EXPIRY_MS, env),
+    routeCacheMs: fromEnv(ROUTE_CACHE_MS, env),
+  };
+}
