@@ -24,11 +24,6 @@ import { Observability } from "./core/observability.ts";
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
-/** How often silent consumers are looked for (ClientHousekeepingService's scan). */
-const MEMBER_SCAN_INTERVAL_MS = 5000;
-
-type Api<T> = { [K in keyof T]: T[K] };
-
 export class Broker implements BrokerClient {
   readonly config: BrokerConfig;
   readonly store: MessageStore;
@@ -76,11 +71,7 @@ export class Broker implements BrokerClient {
     });
     const writableTopic = (name: string) => producer.writableTopic(name);
     const consumerOffsets = new ConsumerOffsets({ store, offsets, topics, groups });
-    const lookup = new MessageLookup(store, topics, {
-      defaultQueryMaxNum: DEFAULT_QUERY_MAX_NUM,
-      maxMsgsNumBatch: MAX_MSGS_NUM_BATCH,
-      pullBytesMax: config.pullBytesMax,
-    });
+    const lookup = new MessageLookup(store, topics, config);
     const pop = new PopApi(parts.pop, topics, groups, config);
     const members = new MembershipApi({
       membership: parts.membership,
@@ -110,7 +101,7 @@ export class Broker implements BrokerClient {
       settings: config,
       nowMs,
     });
-    const api: Api<BrokerClient> = {
+    const api: BrokerClient = {
       produce: (t, m) => producer.produce(t, m),
       produceBatch: (t, ms) => producer.produceBatch(t, ms),
       cancelScheduled: (t, id) => scheduling.cancelScheduled(t, id),
@@ -159,7 +150,7 @@ export class Broker implements BrokerClient {
     // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
     this.#expireTimer = setInterval(
       () => parts.membership.expire(nowMs()),
-      MEMBER_SCAN_INTERVAL_MS,
+      config.consumerExpiryScanIntervalMs,
     );
     (this.#expireTimer as { unref?: () => void }).unref?.();
   }
@@ -211,8 +202,3 @@ export class Broker implements BrokerClient {
 }
 
 export interface Broker extends BrokerClient {}
-
-/** Messages a find answers when it names no maxNum (RocketMQ's defaultQueryMaxNum). */
-const DEFAULT_QUERY_MAX_NUM = 32;
-/** Most messages one find answers (RocketMQ's maxMsgsNumBatch). */
-const MAX_MSGS_NUM_BATCH = 64;

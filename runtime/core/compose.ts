@@ -180,7 +180,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     retryPolicy: (group) => {
       const g = groups.find(group);
       return {
-        retryMaxTimes: g?.retryMaxTimes ?? 16,
+        retryMaxTimes: g?.retryMaxTimes ?? config.retryMaxTimesDefault,
         backoffList: g?.retryBackoffMs ? [...g.retryBackoffMs] : null,
         backoffMs: (n) => pop.backoffMs(group, n),
       };
@@ -190,7 +190,12 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   });
   arrivals.registerClientTopics((topic, queueId) => webhooks.arriving(topic, queueId));
   webhooks.start(await subscriptions.load());
-  const membership = new ConsumerMembership({ nowMs, memberTimeoutMs: config.consumerTimeoutMs });
+  const membership = new ConsumerMembership({
+    nowMs,
+    memberTimeoutMs: config.consumerTimeoutMs,
+    lockTimeoutMs: config.queueLockTimeoutMs,
+    membersMax: config.consumerMembersMax,
+  });
   return {
     store,
     metadataHandle,

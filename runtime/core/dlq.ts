@@ -21,6 +21,9 @@ export interface DlqSettings {
   pullMsgNumsDefault: number;
   pullMsgNumsMax: number;
   pullBytesMax: number;
+  /** Messages and bytes a redrive reads from the DLQ per page. */
+  dlqRedriveBatchNums: number;
+  dlqRedriveBatchBytes: number;
 }
 
 export interface DlqDeps {
@@ -66,7 +69,6 @@ export class DeadLetters {
   /**
    * Puts dead letters back on their original topic with reconsumeTimes 0 (same id, body and
    * properties): the listed ones, or all from the cursor, which then moves past them.
-   * Reads the DLQ a pull page (pullMsgNumsMax, pullBytesMax) at a time.
    */
   async redriveDlq(group: string, messageIds?: string[]): Promise<{ redriven: number }> {
     await this.d.groups.existing(group);
@@ -80,8 +82,8 @@ export class DeadLetters {
       offset < end;
     ) {
       const got = store.getMessage(dlq, 0, offset, {
-        maxMsgNums: settings.pullMsgNumsMax,
-        maxBytes: settings.pullBytesMax,
+        maxMsgNums: settings.dlqRedriveBatchNums,
+        maxBytes: settings.dlqRedriveBatchBytes,
       });
       if (got.messages.length === 0) break;
       for (const { record } of got.messages) {

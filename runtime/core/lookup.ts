@@ -10,9 +10,9 @@ import type { TopicRegistry } from "./topic_registry.ts";
 
 export interface LookupSettings {
   /** Messages a find answers when the query names no maxNum (defaultQueryMaxNum). */
-  defaultQueryMaxNum: number;
+  queryMessageNumsDefault: number;
   /** Most messages one find answers (maxMsgsNumBatch). */
-  maxMsgsNumBatch: number;
+  queryMessageNumsMax: number;
   pullBytesMax: number;
 }
 
@@ -50,8 +50,8 @@ export class MessageLookup {
     checkReadableTopic(topic);
     const config = this.topics.find(topic);
     if (!config) return Promise.reject(new BrokerError("TOPIC_NOT_FOUND", `No topic ${topic}`));
-    const { defaultQueryMaxNum, maxMsgsNumBatch, pullBytesMax } = this.settings;
-    const maxNum = Math.min(query.maxNum ?? defaultQueryMaxNum, maxMsgsNumBatch);
+    const { queryMessageNumsDefault, queryMessageNumsMax, pullBytesMax } = this.settings;
+    const maxNum = Math.min(query.maxNum ?? queryMessageNumsDefault, queryMessageNumsMax);
     const begin = query.beginTimestamp ?? 0;
     const end = query.endTimestamp ?? Number.MAX_SAFE_INTEGER;
     if (query.key !== undefined) {

@@ -25,6 +25,10 @@ import type { TopicRegistry } from "./topic_registry.ts";
 export interface SubscriptionSettings extends SubscriptionLimits {
   webhookSubscriptionsMax: number;
   webhookLogEntriesMax: number;
+  /** Delivery-log entries a query answers when it names no limit. */
+  webhookLogQueryDefault: number;
+  /** Retries a subscription gets when it names none (RocketMQ's maxReconsumeTimes). */
+  retryMaxTimesDefault: number;
   autoCreateTopicEnable: boolean;
 }
 
@@ -40,9 +44,6 @@ export interface SubscriptionsAdminDeps {
   settings: SubscriptionSettings;
   nowMs: () => number;
 }
-
-/** Retries a subscription gets when it names none (RocketMQ's maxReconsumeTimes). */
-const RETRY_MAX_TIMES_DEFAULT = 16;
 
 export class SubscriptionsAdmin {
   constructor(private readonly d: SubscriptionsAdminDeps) {}
@@ -79,7 +80,7 @@ export class SubscriptionsAdmin {
       : { group, consumeFromWhere: "LAST_OFFSET" as const };
     await this.d.groups.upsert(group, {
       ...groupSettings,
-      retryMaxTimes: input.retryMaxTimes ?? RETRY_MAX_TIMES_DEFAULT,
+      retryMaxTimes: input.retryMaxTimes ?? settings.retryMaxTimesDefault,
       retryBackoffMs: input.retryBackoffMs ?? null,
       orderly: sub.ordered,
     });
@@ -159,7 +160,7 @@ export class SubscriptionsAdmin {
     if (query.messageId !== undefined && !MESSAGE_ID_PATTERN.test(query.messageId)) {
       throw new BrokerError("INVALID_PARAMETER", "messageId must be a message id");
     }
-    const limit = query.limit ?? 100;
+    const limit = query.limit ?? this.d.settings.webhookLogQueryDefault;
     const max = this.d.settings.webhookLogEntriesMax;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > max) {
       throw new BrokerError("INVALID_PARAMETER", `limit must be 1-${max} (webhookLogEntriesMax)`);

@@ -46,7 +46,6 @@ import { DeliveryLog } from "./delivery_log.ts";
 import { retryAfterMs } from "./http_delivery.ts";
 import { maskSecret, secretKey, signatureHeader, SigningKey } from "./signing.ts";
 
-
 export interface WebhookRequest {
   url: string;
   headers: Record<string, string>;
