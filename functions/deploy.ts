@@ -5,30 +5,24 @@
 // URL and an access token). Settings come from the app's environment variables:
 //   MQ_API_KEYS      JSON list of API keys (required on Deploy: an open API is refused)
 //   MQ_BROKER_TOKEN  the API key this app presents to brokers (an admin key there)
+import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { readRoutes, type RouteKey, type RouteKv } from "../runtime/protocol/routes.ts";
+import { readRoutes } from "../runtime/protocol/routes.ts";
+import { denoPlatform } from "../runtime/platform/deno.ts";
 
-// deno-lint-ignore no-explicit-any
-const Deno = (globalThis as any).Deno;
-const env = (name: string, fallback = "") => Deno.env.get(name) ?? fallback;
+/** Deno.serve's defaults; Deploy picks the address itself. */
+const HOSTNAME = "0.0.0.0";
+const PORT_DEFAULT = "8000";
+/** A backstop only: functions/body.ts enforces the limits (Deno.serve has none of its own). */
+const REQUEST_BODY_BYTES_MAX = 1024 * 1024 * 1024;
 
-const kv = await Deno.openKv();
-const routeKv: RouteKv = {
-  async list(prefix) {
-    const out: { key: RouteKey; value: Uint8Array }[] = [];
-    for await (const e of kv.list({ prefix })) {
-      out.push({ key: e.key as RouteKey, value: e.value as Uint8Array });
-    }
-    return out;
-  },
-  async set(key, value) {
-    await kv.set(key, value);
-  },
-  async delete(key) {
-    await kv.delete(key);
-  },
-};
+// Deploy runs Deno only, so this entry needs no pick.
+const platform = denoPlatform();
+const nowMs = platform.clock.wallMs;
+const env = (name: string, fallback = "") => process.env[name] ?? fallback;
+
+const kv = await platform.openKv();
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
 if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
   throw new Error("Set MQ_API_KEYS: the functions refuse to run open on Deploy");
@@ -39,11 +33,11 @@ const app = await createApp({
   broker: new KvRouteResolver(
     {
       brokers: async () =>
-        (await readRoutes(routeKv, Date.now(), Number(env("MQ_ROUTE_EXPIRY_MS", "120000")))).map((
-          r,
-        ) => r.address),
+        (await readRoutes(kv, nowMs(), Number(env("MQ_ROUTE_EXPIRY_MS", "120000")))).map((r) =>
+          r.address
+        ),
     },
-    { token: env("MQ_BROKER_TOKEN") || undefined, cacheMs: 5000, nowMs: () => Date.now() },
+    { token: env("MQ_BROKER_TOKEN") || undefined, cacheMs: 5000, nowMs },
   ),
   apiKeys,
   limits: {
@@ -58,4 +52,9 @@ const app = await createApp({
   },
   log,
 });
-Deno.serve(app.fetch);
+await platform.serve({
+  hostname: HOSTNAME,
+  port: Number(env("PORT", PORT_DEFAULT)),
+  idleTimeoutSeconds: 0,
+  maxRequestBodyBytes: REQUEST_BODY_BYTES_MAX,
+}, app.fetch);

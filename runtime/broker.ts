@@ -6,7 +6,12 @@ import { crc32 } from "node:zlib";
 import { MessageStore, type PutResult } from "../storage/message_store.ts";
 import type { FilePort } from "../storage/file_port.ts";
 import { javaStringHashCode, type MessageInput } from "../storage/message/record.ts";
-import { type MetadataDbHandle, openMetadataDb } from "../storage/metadata/sqlite.ts";
+import {
+  type MetadataDbHandle,
+  openMetadataDb,
+  type SqliteOpen,
+} from "../storage/metadata/sqlite.ts";
+import type { BodyText } from "./platform/platform.ts";
 import {
   type ConsumerGroupConfig,
   MetadataError,
@@ -116,6 +121,10 @@ export interface BrokerDeps {
   random: () => number;
   /** Percent of the data disk in use; drives retention and the disk-full guard. */
   diskUsedRatio?: () => number;
+  /** The platform's: a stored body as JSON text, or undefined for base64. */
+  bodyText: BodyText;
+  /** The platform's SQLite binding, for the metadata file. */
+  openSqlite: SqliteOpen;
 }
 
 const LOOPBACK = { ip: new Uint8Array([127, 0, 0, 1]), port: 0 };
@@ -212,7 +221,10 @@ export class Broker implements BrokerClient {
       timerCheckpointIntervalMs: config.timerCheckpointIntervalMs,
     });
     await this.timers.start();
-    this.#metadataHandle = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
+    this.#metadataHandle = await openMetadataDb(
+      `${config.dataDir}/metadata.sqlite`,
+      this.deps.openSqlite,
+    );
     this.#metadata = new MetadataStore(this.#metadataHandle.db, { nowMs: this.deps.nowMs });
     this.#offsets = await ConsumerOffsetStore.open(this.#metadataHandle.db, {
       nowMs: this.deps.nowMs,
@@ -249,6 +261,7 @@ export class Broker implements BrokerClient {
         commit: (g, t, q, o) => offsets.commit(g, t, q, o),
       },
       groupOf: (group) => this.#groupConfigs.get(group),
+      bodyText: this.deps.bodyText,
       delayLevelsMs: this.store.delayLevelsMs,
     });
     this.pop.arriving(); // CKs that fired while the broker was down
@@ -607,7 +620,7 @@ export class Broker implements BrokerClient {
           topicName,
           queueId,
           "FOUND",
-          got.messages.map((m) => toWireMessage(m.record, m.queueOffset)),
+          got.messages.map((m) => toWireMessage(m.record, m.queueOffset, this.deps.bodyText)),
           got.nextBeginOffset,
           range,
         );
@@ -843,7 +856,7 @@ export class Broker implements BrokerClient {
         })
       ) {
         if (record.properties.get("UNIQ_KEY") === messageId) {
-          return Promise.resolve(toWireMessage(record, record.queueOffset));
+          return Promise.resolve(toWireMessage(record, record.queueOffset, this.deps.bodyText));
         }
       }
     }
@@ -863,7 +876,9 @@ export class Broker implements BrokerClient {
         beginTimestamp: begin,
         endTimestamp: end,
       });
-      return Promise.resolve(records.map((r) => toWireMessage(r, r.queueOffset)));
+      return Promise.resolve(
+        records.map((r) => toWireMessage(r, r.queueOffset, this.deps.bodyText)),
+      );
     }
     const out: WireMessage[] = [];
     for (let q = 0; q < config.readQueueNums && out.length < maxNum; q++) {
@@ -874,7 +889,7 @@ export class Broker implements BrokerClient {
       });
       for (const m of got.messages) {
         if (m.record.storeTimestamp > end) break;
-        out.push(toWireMessage(m.record, m.queueOffset));
+        out.push(toWireMessage(m.record, m.queueOffset, this.deps.bodyText));
         offset++;
       }
     }
@@ -1056,7 +1071,7 @@ export class Broker implements BrokerClient {
     });
     const maxOffset = this.store.getMaxOffsetInQueue(dlq, 0);
     const messages = got.messages.map((m) => {
-      const wire = toWireMessage(m.record, m.queueOffset);
+      const wire = toWireMessage(m.record, m.queueOffset, this.deps.bodyText);
       return { ...wire, topic: m.record.properties.get(PROPERTY_DLQ_ORIGIN_TOPIC) ?? wire.topic };
     });
     return {

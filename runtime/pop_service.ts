@@ -22,6 +22,7 @@ import { PROPERTY_REAL_QID, PROPERTY_REAL_TOPIC } from "./schedule_service.ts";
 import { PROPERTY_TIMER_DELIVER_MS, TIMER_TOPIC, type TimerService } from "./timer_service.ts";
 import type { PullHoldService } from "./long_polling.ts";
 import { toWireMessage } from "./wire.ts";
+import type { BodyText } from "./platform/platform.ts";
 import type { Logger } from "./log.ts";
 import type { ConsumerGroupConfig } from "../storage/metadata/metadata_store.ts";
 
@@ -67,6 +68,8 @@ export interface PopDeps {
   groupOf(group: string): ConsumerGroupConfig | undefined;
   /** Delay levels in ms (level N waits delayLevelsMs[N - 1]). */
   delayLevelsMs: readonly number[];
+  /** The platform's body decoding (wire.ts). */
+  bodyText: BodyText;
 }
 
 export interface ReceiveRequest {
@@ -162,7 +165,7 @@ export class PopService {
     );
     const ids = await Promise.all(cks);
     return picked.map((p, i) => {
-      const wire = toWireMessage(p.record, p.offset);
+      const wire = toWireMessage(p.record, p.offset, this.deps.bodyText);
       const original = p.record.properties.get(PROPERTY_RETRY_TOPIC);
       return {
         ...wire,
@@ -198,7 +201,7 @@ export class PopService {
       });
       for (const m of got.messages) {
         out.push({
-          ...toWireMessage(m.record, m.queueOffset),
+          ...toWireMessage(m.record, m.queueOffset, this.deps.bodyText),
           receiptHandle: "",
           invisibleUntil: 0,
         });
@@ -263,7 +266,7 @@ export class PopService {
         offset: p.offset,
         failures: p.failures,
       });
-      const wire = toWireMessage(p.record, p.offset);
+      const wire = toWireMessage(p.record, p.offset, this.deps.bodyText);
       return {
         ...wire,
         reconsumeTimes: p.record.reconsumeTimes + p.failures,

@@ -6,7 +6,7 @@
 //
 // Child processes, all on the runtime the bench runs on (on Deno with the --v8-flags of
 // `deno task start`): the brokers (runtime/main.ts, each in a new folder under os.tmpdir()
-// or --dir) and one KV Connect host (runtime/kv/kv_host_main.ts; --kv-deno runs it on
+// or --dir) and one KV Connect host (tools/kv_host/main.ts; --kv-deno runs it on
 // Deno instead) that holds every group's lease. Each group has a broker name of its own,
 // so no group ever waits for an earlier group's lease to expire.
 //
@@ -772,7 +772,7 @@ try {
   const kvLog: LogLine[] = [];
   const kv = spawnChild(
     "KV host",
-    "runtime/kv/kv_host_main.ts",
+    "tools/kv_host/main.ts",
     [
       "--token",
       KV_TOKEN,
