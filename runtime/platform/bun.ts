@@ -49,7 +49,7 @@ export function bunPlatform(): Platform {
 // the page slower (bench/README.md); text that decoded strictly and holds no U+FFFD
 // scans in a few ns. A body holding U+FFFD itself goes out as base64, as on Deno.
 function fatalThenScan(): BodyText {
-  const utf8 = new TextDecoder("utf-8", { fatal: true });
+  const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   return (body) => {
     let text: string;
     try {

@@ -37,7 +37,7 @@ export function denoPlatform(): Platform {
 // as much (bench/README.md). Bytes that are not UTF-8 decode to U+FFFD, so both kinds
 // of body go out as base64, as on Bun.
 function lenientThenScan(): BodyText {
-  const utf8 = new TextDecoder("utf-8");
+  const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
   return (body) => {
     const text = utf8.decode(body);
     return text.includes("\uFFFD") ? undefined : text;
