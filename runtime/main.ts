@@ -1,6 +1,7 @@
 // Broker entry point, the same file on Deno (`deno run -A runtime/main.ts`) and Bun
-// (`bun run runtime/main.ts`). The only place that reads the environment and picks the
-// platform (runtime/platform/pick.ts). Prints one JSON line on stdout once listening:
+// (`bun run runtime/main.ts`). Like each entry file, the one place in its process that reads
+// the environment and picks the platform (runtime/platform/pick.ts). Prints one JSON line
+// on stdout once listening:
 //   {"event":"listening","url":"http://127.0.0.1:8080","pid":123,"runtime":"deno"}
 import process from "node:process";
 import { readFileSync, statfsSync } from "node:fs";
