@@ -5,50 +5,48 @@
 // URL and an access token). Settings come from the app's environment variables:
 //   MQ_API_KEYS      JSON list of API keys (required on Deploy: an open API is refused)
 //   MQ_BROKER_TOKEN  the API key this app presents to brokers (an admin key there)
+import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { readRoutes, type RouteKey, type RouteKv } from "../runtime/protocol/routes.ts";
+import { readRoutes } from "../runtime/protocol/routes.ts";
+import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 
-// deno-lint-ignore no-explicit-any
-const Deno = (globalThis as any).Deno;
-const env = (name: string, fallback = "") => Deno.env.get(name) ?? fallback;
+/** Deno.serve's defaults; Deploy picks the address itself. */
+const HOSTNAME = "0.0.0.0";
+const PORT_DEFAULT = "8000";
+/** A backstop only: functions/body.ts enforces the limits (Deno.serve has none of its own). */
+const REQUEST_BODY_BYTES_MAX = 1024 * 1024 * 1024;
 
-const kv = await Deno.openKv();
-const routeKv: RouteKv = {
-  async list(prefix) {
-    const out: { key: RouteKey; value: Uint8Array }[] = [];
-    for await (const e of kv.list({ prefix })) {
-      out.push({ key: e.key as RouteKey, value: e.value as Uint8Array });
-    }
-    return out;
-  },
-  async set(key, value) {
-    await kv.set(key, value);
-  },
-  async delete(key) {
-    await kv.delete(key);
-  },
-};
+// Deploy runs Deno only, so this entry needs no pick.
+const platform = denoPlatform();
+const nowMs = platform.clock.wallMs;
+const env = (name: string, fallback = "") => process.env[name] ?? fallback;
+
+const kv = await platform.openKv();
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
 if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
   throw new Error("Set MQ_API_KEYS: the functions refuse to run open on Deploy");
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.
-const { limits, routeExpiryMs, routeCacheMs } = functionsSettingsFromEnv(Deno.env.toObject());
+const { limits, routeExpiryMs, routeCacheMs } = functionsSettingsFromEnv(process.env);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 const app = await createApp({
   broker: new KvRouteResolver(
     {
-      brokers: async () =>
-        (await readRoutes(routeKv, Date.now(), routeExpiryMs)).map((r) => r.address),
+      brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address),
     },
-    { token: env("MQ_BROKER_TOKEN") || undefined, cacheMs: routeCacheMs, nowMs: () => Date.now() },
+    { token: env("MQ_BROKER_TOKEN") || undefined, cacheMs: routeCacheMs, nowMs },
   ),
   apiKeys,
   limits,
   log,
 });
-Deno.serve(app.fetch);
+await platform.serve({
+  hostname: HOSTNAME,
+  port: Number(env("PORT", PORT_DEFAULT)),
+  idleTimeoutSeconds: 0,
+  maxRequestBodyBytes: REQUEST_BODY_BYTES_MAX,
+}, app.fetch);

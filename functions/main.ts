@@ -4,15 +4,15 @@
 // It keeps no state: it reads the route table the brokers register in KV (a KV Connect
 // URL, since a local KV file cannot be shared between processes), forwards each request
 // to a live broker, and re-reads the table when a broker fails. Like runtime/main.ts it
-// is an entry file: the only place here that reads the environment and opens KV.
+// is an entry file: the only place here that reads the environment and picks the platform.
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
-import { openKv } from "../runtime/kv/kv_port.ts";
-import { jsonLogger } from "../runtime/log.ts";
+import { pickPlatform } from "../runtime/platform/pick.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 import { ConfigError } from "../runtime/protocol/setting.ts";
+import { jsonLogger } from "../runtime/log.ts";
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const int = (name: string, fallback: number) => {
@@ -21,9 +21,16 @@ const int = (name: string, fallback: number) => {
   return Number(v);
 };
 
+/** Bun.serve's own default: bodies above it get Bun's 413 before functions/body.ts sees them. */
+const REQUEST_BODY_BYTES_MAX = 128 * 1024 * 1024;
+/** Seconds an idle connection stays open (Bun; Deno has no such cut-off). */
+const IDLE_TIMEOUT_SECONDS = 60;
+
+const platform = await pickPlatform();
+const nowMs = platform.clock.wallMs;
 const log = jsonLogger({
   level: env("MQ_LOG_LEVEL", "info") as "info",
-  nowMs: () => Date.now(),
+  nowMs,
   write: (l) => process.stderr.write(l),
 });
 const kvUrl = env("MQ_KV", "");
@@ -42,16 +49,14 @@ try {
   process.exit(2);
 }
 const { limits, routeExpiryMs, routeCacheMs } = settings;
-const kv = await openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
+const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const app = await createApp({
   broker: new KvRouteResolver(
-    {
-      brokers: async () => (await readRoutes(kv, Date.now(), routeExpiryMs)).map((r) => r.address),
-    },
+    { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
       token: env("MQ_BROKER_TOKEN", "") || undefined,
       cacheMs: routeCacheMs,
-      nowMs: () => Date.now(),
+      nowMs,
     },
   ),
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
@@ -61,23 +66,13 @@ const app = await createApp({
 
 const hostname = env("HOST", "127.0.0.1");
 const port = int("PORT", 8080);
-// deno-lint-ignore no-explicit-any
-const g = globalThis as any;
-let close: () => Promise<void>;
-const url = await new Promise<string>((resolve) => {
-  if (g.Deno) {
-    const s = g.Deno.serve({
-      hostname,
-      port,
-      onListen: (a: { port: number }) => resolve(`http://${hostname}:${a.port}`),
-    }, app.fetch);
-    close = () => s.shutdown();
-  } else {
-    const s = g.Bun.serve({ hostname, port, fetch: app.fetch, idleTimeout: 60 });
-    close = () => s.stop();
-    resolve(`http://${hostname}:${s.port}`);
-  }
-});
+const server = await platform.serve({
+  hostname,
+  port,
+  idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
+  maxRequestBodyBytes: REQUEST_BODY_BYTES_MAX,
+}, app.fetch);
+const url = `http://${hostname}:${server.port}`;
 log("info", "functions listening", { url, kv: kvUrl });
 process.stdout.write(JSON.stringify({ event: "listening", url, pid: process.pid }) + "\n");
 
@@ -85,7 +80,7 @@ let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
-  await close();
+  await server.close();
   kv.close();
   process.stdout.write(JSON.stringify({ event: "stopped", pid: process.pid }) + "\n");
   process.exit(0);

@@ -57,6 +57,7 @@ export class Broker implements BrokerClient {
       topics,
       groups,
       settings: config,
+      bodyText: deps.bodyText,
       nowMs,
     });
     this.#observability = new Observability({
@@ -71,7 +72,7 @@ export class Broker implements BrokerClient {
     });
     const writableTopic = (name: string) => producer.writableTopic(name);
     const consumerOffsets = new ConsumerOffsets({ store, offsets, topics, groups });
-    const lookup = new MessageLookup(store, topics, config);
+    const lookup = new MessageLookup(store, topics, config, deps.bodyText);
     const pop = new PopApi(parts.pop, topics, groups, config);
     const members = new MembershipApi({
       membership: parts.membership,
@@ -80,7 +81,15 @@ export class Broker implements BrokerClient {
       brokerName: config.brokerName,
       nowMs,
     });
-    const dlq = new DeadLetters({ store, offsets, producer, topics, groups, settings: config });
+    const dlq = new DeadLetters({
+      store,
+      offsets,
+      producer,
+      topics,
+      groups,
+      settings: config,
+      bodyText: deps.bodyText,
+    });
     const scheduling = new Scheduling({
       timers: parts.timers,
       cron: parts.cron,

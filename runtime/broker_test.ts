@@ -8,6 +8,9 @@ import { loadBrokerConfig } from "./config.ts";
 import { Broker, type ReplicationGate } from "./broker.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { NodeFilePort } from "../storage/node_fs_port.ts";
+import { pickPlatform } from "./platform/pick.ts";
+
+const platform = await pickPlatform();
 
 async function withBroker(
   gate: ReplicationGate | undefined,
@@ -29,6 +32,8 @@ async function withBroker(
     runtime: "test",
     pid: 1,
     random: () => 0.5,
+    bodyText: platform.bodyText,
+    openSqlite: platform.openSqlite,
     ...(gate ? { replication: gate } : {}),
   });
   try {

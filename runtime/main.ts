@@ -1,13 +1,14 @@
 // Broker entry point, the same file on Deno (`deno run -A runtime/main.ts`) and Bun
-// (`bun run runtime/main.ts`). The only place that reads the environment, the clock and
-// which runtime this is. Prints one JSON line on stdout once listening:
+// (`bun run runtime/main.ts`). Like each entry file, the one place in its process that reads
+// the environment and picks the platform (runtime/platform/pick.ts). Prints one JSON line
+// on stdout once listening:
 //   {"event":"listening","url":"http://127.0.0.1:8080","pid":123,"runtime":"deno"}
 import process from "node:process";
 import { readFileSync, statfsSync } from "node:fs";
 import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
 import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
-import type { Platform } from "./platform/platform.ts";
+import { pickPlatform } from "./platform/pick.ts";
 import { createApp, functionsLimits } from "../functions/app.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode, METADATA_SNAPSHOT_PATH } from "./ha/node.ts";
@@ -20,26 +21,14 @@ function problem(err: BrokerError): Response {
     headers: { "content-type": "application/problem+json" },
   });
 }
-import { type KvPort, openKv } from "./kv/kv_port.ts";
-import { createServer } from "node:net";
+import type { KvPort } from "./platform/kv_port.ts";
+import type { Platform } from "./platform/platform.ts";
 
 /** A free TCP port on `host` (the replication port must be known before the lease names it). */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function pickPlatform(): Promise<Platform> {
-  // Feature test, not name test: the bun test shim defines a Deno object without serve.
-  // deno-lint-ignore no-explicit-any
-  if ((globalThis as any).Deno?.serve) return (await import("./platform/deno.ts")).denoPlatform();
-  return (await import("./platform/bun.ts")).bunPlatform();
+async function freePort(platform: Platform, host: string): Promise<number> {
+  const server = await platform.listenTcp({ hostname: host, port: 0 }, (s) => s.destroy());
+  await server.close();
+  return server.port;
 }
 
 function readConfigFile(args: string[]): Record<string, unknown> {
@@ -68,7 +57,7 @@ async function main() {
     throw err;
   }
   const platform = await pickPlatform();
-  const nowMs = () => Date.now();
+  const nowMs = platform.clock.wallMs;
   const log = jsonLogger({
     level: config.logLevel,
     nowMs,
@@ -91,6 +80,8 @@ async function main() {
     pid: process.pid,
     random: Math.random,
     diskUsedRatio,
+    bodyText: platform.bodyText,
+    openSqlite: platform.openSqlite,
   };
   // On its own, one Broker for the life of the process; in a replicated group, the HaNode
   // (started once the HTTP address is known) says which Broker, if any, serves clients.
@@ -142,18 +133,19 @@ async function main() {
     : config.advertisedAddress;
   let kv: KvPort | undefined;
   if (!broker) {
-    kv = await openKv(config.kvPath, { accessToken: config.kvAccessToken });
-    const haPort = config.haPort || await freePort(config.haHost);
+    kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
+    const haPort = config.haPort || await freePort(platform, config.haHost);
     node = new HaNode({
       ...deps,
       kv,
+      openKv: platform.openKv,
       httpAddress: address,
       haAddress: { host: config.haAdvertisedHost, port: haPort },
     });
     await node.start();
   }
   const routes = broker
-    ? await startRouteRegistration({ config, address, broker, log, nowMs })
+    ? await startRouteRegistration({ config, address, broker, log, nowMs, openKv: platform.openKv })
     : undefined;
   log("info", "broker listening", {
     address,

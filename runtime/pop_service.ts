@@ -31,6 +31,7 @@ import { type PopMessage, signalOf, type SignalSource } from "./protocol/types.t
 import { type TimerService } from "./timer_service.ts";
 import type { PullHoldService } from "./long_polling.ts";
 import { toWireMessage } from "./wire.ts";
+import type { BodyText } from "./platform/platform.ts";
 import type { Logger } from "./log.ts";
 import type { ConsumerGroupConfig } from "../storage/metadata/metadata_store.ts";
 
@@ -72,6 +73,8 @@ export interface PopDeps {
   groupOf(group: string): ConsumerGroupConfig | undefined;
   /** Delay levels in ms (level N waits delayLevelsMs[N - 1]). */
   delayLevelsMs: readonly number[];
+  /** The platform's body decoding (wire.ts). */
+  bodyText: BodyText;
 }
 
 export interface ReceiveRequest {
@@ -167,7 +170,7 @@ export class PopService {
     );
     const ids = await Promise.all(cks);
     return picked.map((p, i) => {
-      const wire = toWireMessage(p.record, p.offset);
+      const wire = toWireMessage(p.record, p.offset, this.deps.bodyText);
       const original = p.record.properties.get(PROPERTY_RETRY_TOPIC);
       return {
         ...wire,
@@ -203,7 +206,7 @@ export class PopService {
       });
       for (const m of got.messages) {
         out.push({
-          ...toWireMessage(m.record, m.queueOffset),
+          ...toWireMessage(m.record, m.queueOffset, this.deps.bodyText),
           receiptHandle: "",
           invisibleUntil: 0,
         });
@@ -268,7 +271,7 @@ export class PopService {
         offset: p.offset,
         failures: p.failures,
       });
-      const wire = toWireMessage(p.record, p.offset);
+      const wire = toWireMessage(p.record, p.offset, this.deps.bodyText);
       return {
         ...wire,
         reconsumeTimes: p.record.reconsumeTimes + p.failures,

@@ -7,7 +7,7 @@
 import type { BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import type { TopicConfig } from "./protocol/types.ts";
-import { openKv } from "./kv/kv_port.ts";
+import type { KvOpenOptions, KvPort } from "./platform/kv_port.ts";
 import { encodeRoute, type RouteEntry, ROUTES_PREFIX } from "./protocol/routes.ts";
 
 export interface RouteRegistration {
@@ -22,13 +22,15 @@ export async function startRouteRegistration(options: {
   broker: { topicConfigs(): TopicConfig[] };
   log: Logger;
   nowMs: () => number;
+  /** The platform's. */
+  openKv: (pathOrUrl: string, options: KvOpenOptions) => Promise<KvPort>;
   /** Leadership epoch of this master (fencing token for route readers); 0 on its own. */
   epoch?: number;
   /** Checked before every write: a master that lost its lease stops registering. */
   stillValid?: () => boolean;
 }): Promise<RouteRegistration> {
   const { config, log } = options;
-  const kv = await openKv(config.kvPath, { accessToken: config.kvAccessToken });
+  const kv = await options.openKv(config.kvPath, { accessToken: config.kvAccessToken });
   const key = [...ROUTES_PREFIX, config.brokerClusterName, config.brokerName];
   const register = async () => {
     if (options.stillValid && !options.stillValid()) return;

@@ -3,6 +3,7 @@ import type { MessageRecord } from "../storage/message/record.ts";
 import { StoreError } from "../storage/errors.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { WireMessage } from "./protocol/types.ts";
+import type { BodyText } from "./platform/platform.ts";
 
 export const PROPERTY_CONTENT_TYPE = "__CONTENT_TYPE";
 export const PROPERTY_SHARDING_KEY = "__SHARDINGKEY";
@@ -14,24 +15,19 @@ const HIDDEN = new Set([
   PROPERTY_SHARDING_KEY,
   "WAIT",
 ]);
-// Deno's fatal decode of a 1 KiB body cost ~1 µs more than a lenient one plus a scan for
-// U+FFFD (a body holding U+FFFD itself then goes out as base64, which is still exact). On
-// Bun the lenient decode made both the scan and JSON.stringify slower (a pull of four
-// messages 13 -> 19 µs), so each runtime takes its faster way.
-const LENIENT = typeof (globalThis as { Deno?: unknown }).Deno === "object";
-const utf8 = new TextDecoder("utf-8", { fatal: !LENIENT });
-
-export function toWireMessage(record: MessageRecord, queueOffset: number): WireMessage {
+/**
+ * `bodyText` is the platform's: the same decision (UTF-8 text without U+FFFD goes out as
+ * text, anything else as base64) on every runtime, each by its faster way.
+ */
+export function toWireMessage(
+  record: MessageRecord,
+  queueOffset: number,
+  bodyText: BodyText,
+): WireMessage {
   const props = record.properties;
   const properties: Record<string, string> = {};
   for (const [k, v] of props) if (!HIDDEN.has(k)) properties[k] = v;
-  let body: string | undefined, bodyEncoding: "utf8" | "base64" = "utf8";
-  try {
-    body = utf8.decode(record.body);
-    if (LENIENT && body.includes("\uFFFD")) body = undefined;
-  } catch {
-    // not UTF-8 (fatal decoder)
-  }
+  let body = bodyText(record.body), bodyEncoding: "utf8" | "base64" = "utf8";
   if (body === undefined) {
     body = toBase64(record.body);
     bodyEncoding = "base64";

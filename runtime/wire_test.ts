@@ -4,6 +4,9 @@ import { PROPERTY_TAGS, PROPERTY_UNIQ_KEY } from "../storage/message/message_con
 import assert from "node:assert/strict";
 import { type MessageInput, parseRecord, prepareRecord } from "../storage/message/record.ts";
 import { fromBase64, toWireMessage } from "./wire.ts";
+import { pickPlatform } from "./platform/pick.ts";
+
+const platform = await pickPlatform();
 
 const host = { ip: new Uint8Array([127, 0, 0, 1]), port: 1 };
 
@@ -20,7 +23,7 @@ function wire(body: Uint8Array) {
   const parsed = parseRecord(prepareRecord(input, 1 << 20).bytes, 0, { checkCrc: true });
   assert.equal(parsed.kind, "record");
   if (parsed.kind !== "record") throw new Error("unreachable");
-  return toWireMessage(parsed.record, 7);
+  return toWireMessage(parsed.record, 7, platform.bodyText);
 }
 
 const bytesOf = (m: { body: string; bodyEncoding: string }) =>
@@ -41,7 +44,8 @@ Deno.test("toWireMessage() sends text as UTF-8 and anything else as base64, exac
     assert.equal(b.bodyEncoding, "base64");
     assert.deepEqual(bytesOf(b), body);
   }
-  // U+FFFD itself may go either way, but must come back as the same bytes.
+  // Text holding U+FFFD goes out as base64 (README), and comes back as the same bytes.
   const replacement = new TextEncoder().encode("a\uFFFDb");
+  assert.equal(wire(replacement).bodyEncoding, "base64");
   assert.deepEqual(bytesOf(wire(replacement)), replacement);
 });

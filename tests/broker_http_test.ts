@@ -41,6 +41,22 @@ for (const runtime of RUNTIMES) {
       assert.deepEqual([pulled.nextOffset, pulled.minOffset, pulled.maxOffset], [1, 0, 1]);
     });
 
+    await t.step(
+      "text holding U+FFFD is pulled as base64 on every runtime; a BOM stays",
+      async () => {
+        await c.upsertTopic("Text", { readQueueNums: 1, writeQueueNums: 1 });
+        const replacement = text("valid UTF-8 \uFFFD, still base64 (README)");
+        const bom = text("\uFEFFtext after a byte order mark");
+        await c.produce("Text", { body: replacement });
+        await c.produce("Text", { body: bom });
+        const pulled = await c.pull("Text", 0, { offset: 0 });
+        assert.deepEqual(pulled.messages.map((m) => m.bodyEncoding), ["base64", "utf8"]);
+        assert.deepEqual(messageBody(pulled.messages[0]), replacement);
+        assert.equal(pulled.messages[1].body, "\uFEFFtext after a byte order mark");
+        assert.deepEqual(messageBody(pulled.messages[1]), bom);
+      },
+    );
+
     await t.step("a held pull wakes as soon as a message arrives", async () => {
       const waiting = c.pull("Orders", 1, { offset: 0, waitMs: 10_000 });
       await new Promise((r) => setTimeout(r, 100));

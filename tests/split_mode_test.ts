@@ -10,7 +10,7 @@ const TOKEN = "kv-test-token-0123456789";
 
 for (const runtime of RUNTIMES) {
   Deno.test(`split mode on ${runtime}: functions process -> KV route table -> broker, and a broker restart`, async () => {
-    await using kvHost = startChild("deno", "runtime/kv/kv_host_main.ts", [
+    await using kvHost = startChild("deno", "tools/kv_host/main.ts", [
       "--port",
       "0",
       "--token",

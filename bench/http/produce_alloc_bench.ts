@@ -22,7 +22,7 @@ import { commandLine, median, runtimeInfo } from "../support.ts";
 import { loadBrokerConfig } from "../../runtime/config.ts";
 import { Broker } from "../../runtime/broker.ts";
 import { createApp, functionsLimits } from "../../functions/app.ts";
-import { NodeFilePort } from "../../storage/node_fs_port.ts";
+import { pickPlatform } from "../../runtime/platform/pick.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -44,14 +44,17 @@ const config = loadBrokerConfig({}, {
   MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
   MQ_SEGMENT_ZERO_FILL: "false",
 }, []);
+const platform = await pickPlatform();
 const broker = await Broker.open({
   config,
-  files: new NodeFilePort(),
-  nowMs: () => Date.now(),
+  files: platform.files,
+  nowMs: platform.clock.wallMs,
   log: () => {},
   runtime: `${rt.name} ${rt.version}`,
   pid: process.pid,
   random: Math.random,
+  bodyText: platform.bodyText,
+  openSqlite: platform.openSqlite,
 });
 await broker.upsertTopic("bench", { readQueueNums: 8, writeQueueNums: 8 });
 const app = await createApp({

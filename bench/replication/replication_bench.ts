@@ -6,10 +6,14 @@
 //
 // Child processes, all on the runtime the bench runs on (on Deno with the --v8-flags of
 // `deno task start`): the brokers (runtime/main.ts, each in a new folder under os.tmpdir()
-// or --dir) and one KV Connect host (runtime/kv/kv_host_main.ts; --kv-deno runs it on
+// or --dir) and one KV Connect host (tools/kv_host/main.ts; --kv-deno runs it on
 // Deno instead) that holds every group's lease. Each group has a broker name of its own,
 // so no group ever waits for an earlier group's lease to expire.
 //
+//   [0] catch-up, in process (catch_up.ts): an empty slave catches up with a master holding
+//       --catch-up-mib (256; 64 with --quick) MiB, as an ASYNC_FLUSH and as a SYNC_FLUSH
+//       slave, against a bare loopback TCP socket moving the same bytes in the same run:
+//       catch_up_{async,sync}_vs_tcp_ratio.
 //   [1] throughput: --producers (32) loops of single 1 KiB produces over keep-alive fetch
 //       (client/mod.ts) for --seconds (10; 5 with --quick) after a --warmup-s (2; 1) warm-up,
 //       against (a) a broker on its own (haMode none), (b) a 3-replica group with
@@ -42,6 +46,8 @@ import { fileURLToPath } from "node:url";
 import { BrokerError, messageBody, MqClient, type WireMessage } from "../../client/mod.ts";
 import { brokerDenoV8Flags, commandLine, count, round, runtimeInfo } from "../support.ts";
 import { seededRandom } from "../../storage/testing.ts";
+import { pickPlatform } from "../../runtime/platform/pick.ts";
+import { catchUpPhase } from "./catch_up.ts";
 
 const TOPIC = "repl-bench";
 const QUEUES = 8;
@@ -78,6 +84,7 @@ const parentDir = flags.string("dir", tmpdir());
 const logLevel = flags.string("log-level", "info");
 const keepLogs = flags.string("keep-logs", "");
 const kvOnDeno = flags.has("kv-deno");
+const catchUpMib = flags.number("catch-up-mib", quick ? 64 : 256);
 if (!["SYNC", "ASYNC"].includes(failoverMode)) {
   throw new Error(`--failover-mode must be SYNC or ASYNC, not ${failoverMode}`);
 }
@@ -769,10 +776,26 @@ say(
 const totalStart = performance.now();
 let failed = false;
 try {
+  say(`[0] catch-up: an empty slave vs a master holding ${catchUpMib} MiB, in process`);
+  const cu = await catchUpPhase({
+    platform: await pickPlatform(),
+    dir: newDir("catch-up"),
+    mib: catchUpMib,
+    bodyBytes,
+    segmentBytes,
+  });
+  say(
+    `  raw loopback TCP ${count(cu.rawTcpMiBPerS)} MiB/s; ASYNC_FLUSH slave ${
+      count(cu.asyncSlaveMiBPerS)
+    } MiB/s (${fixed(cu.asyncSlaveMiBPerS / cu.rawTcpMiBPerS)}), SYNC_FLUSH slave ${
+      count(cu.syncSlaveMiBPerS)
+    } MiB/s (${fixed(cu.syncSlaveMiBPerS / cu.rawTcpMiBPerS)})`,
+  );
+
   const kvLog: LogLine[] = [];
   const kv = spawnChild(
     "KV host",
-    "runtime/kv/kv_host_main.ts",
+    "tools/kv_host/main.ts",
     [
       "--token",
       KV_TOKEN,
@@ -858,6 +881,12 @@ try {
     warmup_s: warmupS,
     rounds,
     kv_runtime: kvOnDeno ? "deno" : runtime.name,
+    catch_up_bytes: cu.bytes,
+    catch_up_raw_tcp_mib_per_s: round(cu.rawTcpMiBPerS),
+    catch_up_async_mib_per_s: round(cu.asyncSlaveMiBPerS),
+    catch_up_sync_mib_per_s: round(cu.syncSlaveMiBPerS),
+    catch_up_async_vs_tcp_ratio: round(cu.asyncSlaveMiBPerS / cu.rawTcpMiBPerS),
+    catch_up_sync_vs_tcp_ratio: round(cu.syncSlaveMiBPerS / cu.rawTcpMiBPerS),
     none_msgs_per_s: round(rate("none")),
     async_msgs_per_s: round(rate("async")),
     sync_msgs_per_s: round(rate("sync")),

@@ -2,7 +2,12 @@
 // anything can call it, and closes them in reverse. Each part receives what it uses.
 import { MessageStore } from "../../storage/message_store.ts";
 import type { FilePort } from "../../storage/file_port.ts";
-import { type MetadataDbHandle, openMetadataDb } from "../../storage/metadata/sqlite.ts";
+import {
+  type MetadataDbHandle,
+  openMetadataDb,
+  type SqliteOpen,
+} from "../../storage/metadata/sqlite.ts";
+import type { BodyText } from "../platform/platform.ts";
 import { MetadataStore } from "../../storage/metadata/metadata_store.ts";
 import { ConsumerOffsetStore } from "../../storage/metadata/offset_store.ts";
 import { REVIVE_TOPIC, SCHEDULE_TOPIC, TIMER_TOPIC } from "../../storage/message/message_const.ts";
@@ -43,6 +48,10 @@ export interface BrokerDeps {
   random: () => number;
   /** Percent of the data disk in use; drives retention and the disk-full guard. */
   diskUsedRatio?: () => number;
+  /** The platform's: a stored body as JSON text, or undefined for base64. */
+  bodyText: BodyText;
+  /** The platform's SQLite binding, for the metadata file. */
+  openSqlite: SqliteOpen;
 }
 
 /** The services a broker is made of, all built and started. */
@@ -104,7 +113,10 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   });
   arrivals.registerSystemTopic(TIMER_TOPIC, () => timers.arriving());
   await timers.start();
-  const metadataHandle = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
+  const metadataHandle = await openMetadataDb(
+    `${config.dataDir}/metadata.sqlite`,
+    deps.openSqlite,
+  );
   const metadata = new MetadataStore(metadataHandle.db, { nowMs });
   const offsets = await ConsumerOffsetStore.open(metadataHandle.db, { nowMs });
   offsets.start({
@@ -162,6 +174,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     storeHost,
     offsets: offsetPort,
     groupOf: (group) => groups.find(group),
+    bodyText: deps.bodyText,
     delayLevelsMs: store.delayLevelsMs,
   });
   arrivals.registerSystemTopic(REVIVE_TOPIC, () => pop.arriving());

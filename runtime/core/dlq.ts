@@ -13,6 +13,7 @@ import { toWireMessage } from "../wire.ts";
 import type { GroupRegistry } from "./group_registry.ts";
 import type { Producer } from "./producer.ts";
 import type { TopicRegistry } from "./topic_registry.ts";
+import type { BodyText } from "../platform/platform.ts";
 
 /** Offsets-store group that keeps each DLQ's purge/redrive cursor. */
 const DLQ_CURSOR_PREFIX = "%DLQCURSOR%";
@@ -33,6 +34,7 @@ export interface DlqDeps {
   topics: TopicRegistry;
   groups: GroupRegistry;
   settings: DlqSettings;
+  bodyText: BodyText;
 }
 
 export class DeadLetters {
@@ -54,7 +56,7 @@ export class DeadLetters {
       maxBytes: settings.pullBytesMax,
     });
     const messages = got.messages.map((m) => {
-      const wire = toWireMessage(m.record, m.queueOffset);
+      const wire = toWireMessage(m.record, m.queueOffset, this.d.bodyText);
       return { ...wire, topic: m.record.properties.get(PROPERTY_DLQ_ORIGIN_TOPIC) ?? wire.topic };
     });
     return {

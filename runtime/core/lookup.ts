@@ -7,6 +7,7 @@ import type { FindQuery, WireMessage } from "../protocol/types.ts";
 import { MESSAGE_ID_PATTERN } from "../message_id.ts";
 import { toWireMessage } from "../wire.ts";
 import type { TopicRegistry } from "./topic_registry.ts";
+import type { BodyText } from "../platform/platform.ts";
 
 export interface LookupSettings {
   /** Messages a find answers when the query names no maxNum (defaultQueryMaxNum). */
@@ -21,6 +22,7 @@ export class MessageLookup {
     private readonly store: MessageStore,
     private readonly topics: TopicRegistry,
     private readonly settings: LookupSettings,
+    private readonly bodyText: BodyText,
   ) {}
 
   getMessageById(messageId: string, topic?: string): Promise<WireMessage> {
@@ -39,7 +41,7 @@ export class MessageLookup {
     for (const t of topics) {
       for (const record of this.store.queryMessage(t, messageId, all)) {
         if (record.properties.get(PROPERTY_UNIQ_KEY) === messageId) {
-          return Promise.resolve(toWireMessage(record, record.queueOffset));
+          return Promise.resolve(toWireMessage(record, record.queueOffset, this.bodyText));
         }
       }
     }
@@ -57,7 +59,7 @@ export class MessageLookup {
     if (query.key !== undefined) {
       const range = { maxNum, beginTimestamp: begin, endTimestamp: end };
       const records = this.store.queryMessage(topic, query.key, range);
-      return Promise.resolve(records.map((r) => toWireMessage(r, r.queueOffset)));
+      return Promise.resolve(records.map((r) => toWireMessage(r, r.queueOffset, this.bodyText)));
     }
     const out: WireMessage[] = [];
     for (let q = 0; q < config.readQueueNums && out.length < maxNum; q++) {
@@ -68,7 +70,7 @@ export class MessageLookup {
       });
       for (const m of got.messages) {
         if (m.record.storeTimestamp > end) break;
-        out.push(toWireMessage(m.record, m.queueOffset));
+        out.push(toWireMessage(m.record, m.queueOffset, this.bodyText));
       }
     }
     return Promise.resolve(out);

@@ -13,6 +13,7 @@ import {
   type WireMessage,
 } from "../protocol/types.ts";
 import type { PullHoldService } from "../long_polling.ts";
+import type { BodyText } from "../platform/platform.ts";
 import { parseTagExpression, toWireMessage } from "../wire.ts";
 import type { GroupRegistry } from "./group_registry.ts";
 import type { TopicRegistry } from "./topic_registry.ts";
@@ -32,6 +33,7 @@ export interface PullerDeps {
   topics: TopicRegistry;
   groups: GroupRegistry;
   settings: PullSettings;
+  bodyText: BodyText;
   nowMs: () => number;
 }
 
@@ -80,7 +82,9 @@ export class Puller {
         );
       }
       if (got.status === "FOUND") {
-        const messages = got.messages.map((m) => toWireMessage(m.record, m.queueOffset));
+        const messages = got.messages.map((m) =>
+          toWireMessage(m.record, m.queueOffset, this.#d.bodyText)
+        );
         return this.#answer(request, topic, queueId, "FOUND", messages, got.nextBeginOffset, range);
       }
       if (got.status === "NO_MATCHED_MESSAGE" || got.status === "OFFSET_FOUND_NULL") {

@@ -5,8 +5,11 @@
 // the test can compare one keeper's deadline with another's takeover directly.
 import assert from "node:assert/strict";
 import process from "node:process";
-import { type KvHost, startKvHost } from "../kv/kv_connect_host.ts";
-import { type KvPort, openKv } from "../kv/kv_port.ts";
+import { type KvHost, startKvHost } from "../../tools/kv_host/kv_connect_host.ts";
+import type { KvPort } from "../platform/kv_port.ts";
+import { pickPlatform } from "../platform/pick.ts";
+
+const platform = await pickPlatform();
 import { type LeaseClock, LeaseKeeper, type LeaseSettings } from "./lease.ts";
 import { KvLeaseStore } from "./lease_store.ts";
 
@@ -62,12 +65,12 @@ class Group implements AsyncDisposable {
   /** The same host again: same port, database id and data, so clients reconnect. */
   async hostUp(): Promise<void> {
     if (this.#down === undefined) return;
-    this.host = await startKvHost({ token: TOKEN, ...this.#down });
+    this.host = await startKvHost({ serve: platform.serve, token: TOKEN, ...this.#down });
     this.#down = undefined;
   }
 
   async add(id: number): Promise<Node> {
-    const kv = await openKv(this.host.url, { accessToken: TOKEN });
+    const kv = await platform.openKv(this.host.url, { accessToken: TOKEN });
     const node: Node = { id, kv, keeper: undefined!, acquired: [], lost: [] };
     node.keeper = new LeaseKeeper({
       brokerGroup: "broker-a",
@@ -111,7 +114,7 @@ class Group implements AsyncDisposable {
 }
 
 Deno.test("LeaseKeeper over KV Connect: takeover after a pause, after release, and through a KV outage", async (t) => {
-  await using group = new Group(await startKvHost({ token: TOKEN }));
+  await using group = new Group(await startKvHost({ serve: platform.serve, token: TOKEN }));
   const [a, b] = [await group.add(1), await group.add(2)];
   await group.add(3);
   await group.waitFor("broker 1 leads", () => a.keeper.isLeader(), 2000);

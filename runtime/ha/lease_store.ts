@@ -13,7 +13,7 @@
 // expireIn: KV expiry is lazy (values linger ~60 s, reliability.md §6.7), so the deadline
 // lives in the value (expiresAtMs) and the record is never deleted, because its epoch
 // must survive for the next holder to count from it (runtimes.md, "Pitfalls").
-import type { KvPort } from "../kv/kv_port.ts";
+import type { KvPort } from "../platform/kv_port.ts";
 import type { ReplicaState } from "./election.ts";
 
 /** The lease of one broker group. */

@@ -2,8 +2,10 @@
 // runtime's: Deno.openKv or @deno/kv) talking to a KV Connect host in this process.
 import assert from "node:assert/strict";
 import process from "node:process";
-import { startKvHost } from "../kv/kv_connect_host.ts";
-import { openKv } from "../kv/kv_port.ts";
+import { startKvHost } from "../../tools/kv_host/kv_connect_host.ts";
+import { pickPlatform } from "../platform/pick.ts";
+
+const platform = await pickPlatform();
 import type { ReplicaState } from "./election.ts";
 import {
   decodeLeaseRecord,
@@ -65,8 +67,8 @@ Deno.test("decodeReplicaState() reads what encodeReplicaState() wrote, and nothi
 });
 
 Deno.test("KvLeaseStore takes and renews only by compare-and-set, never with expireIn", async () => {
-  await using host = await startKvHost({ token: TOKEN });
-  const kv = await openKv(host.url, { accessToken: TOKEN });
+  await using host = await startKvHost({ serve: platform.serve, token: TOKEN });
+  const kv = await platform.openKv(host.url, { accessToken: TOKEN });
   try {
     const store = new KvLeaseStore(kv);
     assert.deepEqual(await store.readLease("g"), { record: null, version: null });
@@ -93,8 +95,8 @@ Deno.test("KvLeaseStore takes and renews only by compare-and-set, never with exp
 });
 
 Deno.test("KvLeaseStore publishes, lists and removes replica states per group", async () => {
-  await using host = await startKvHost({ token: TOKEN });
-  const kv = await openKv(host.url, { accessToken: TOKEN });
+  await using host = await startKvHost({ serve: platform.serve, token: TOKEN });
+  const kv = await platform.openKv(host.url, { accessToken: TOKEN });
   try {
     const store = new KvLeaseStore(kv);
     await store.publishReplica("g", STATE);

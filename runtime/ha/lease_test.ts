@@ -8,7 +8,12 @@ import {
   type LeaseSettings,
   type ReplicaEligibility,
 } from "./lease.ts";
-import { ManualClock, MemoryLeaseData, MemoryLeaseStore, WALL_AT_ZERO_MS } from "./lease_fakes.ts";
+import {
+  ManualClock,
+  MemoryLeaseData,
+  MemoryLeaseStore,
+  WALL_AT_ZERO_MS,
+} from "../../tests/support/ha/lease_fakes.ts";
 
 const GROUP = "broker-a";
 const TTL = 10_000;

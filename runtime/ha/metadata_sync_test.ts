@@ -6,6 +6,7 @@ import { MetadataStore } from "../../storage/metadata/metadata_store.ts";
 import { ConsumerOffsetStore } from "../../storage/metadata/offset_store.ts";
 import { type MetadataDb } from "../../storage/metadata/schema.ts";
 import { type MetadataDbHandle, openMetadataDb } from "../../storage/metadata/sqlite.ts";
+import { openNodeSqlite } from "../../storage/metadata/node_sqlite.ts";
 import { CronService } from "../cron_service.ts";
 import type { Logger, LogLevel } from "../log.ts";
 import type { StoredSubscription } from "../webhook/delivery_service.ts";
@@ -34,8 +35,8 @@ async function withTwoDbs(
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "metadata-sync-test-"));
   try {
-    using master = await openMetadataDb(join(dir, "master.sqlite"));
-    using replica = await openMetadataDb(join(dir, "replica.sqlite"));
+    using master = await openMetadataDb(join(dir, "master.sqlite"), openNodeSqlite);
+    using replica = await openMetadataDb(join(dir, "replica.sqlite"), openNodeSqlite);
     await body(master, replica);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -24,7 +24,7 @@ import { joinPath } from "../../storage/file_port.ts";
 import { MessageStore } from "../../storage/message_store.ts";
 import { EPOCH_FILE_NAME, EpochFile } from "../../storage/ha/epoch_file.ts";
 import { Broker, type BrokerDeps, type ReplicationGate } from "../broker.ts";
-import type { KvPort } from "../kv/kv_port.ts";
+import type { KvOpenOptions, KvPort } from "../platform/kv_port.ts";
 import { BrokerError } from "../protocol/errors.ts";
 
 import { type RouteRegistration, startRouteRegistration } from "../route_registry.ts";
@@ -41,6 +41,8 @@ import { type MetadataDbHandle, openMetadataDb } from "../../storage/metadata/sq
  * plus the replica's own parts. */
 export interface HaNodeDeps extends Omit<BrokerDeps, "store" | "replication"> {
   kv: KvPort;
+  /** The platform's: a master's route registration opens a KV of its own. */
+  openKv: (pathOrUrl: string, options: KvOpenOptions) => Promise<KvPort>;
   /** host:port clients reach this broker's HTTP API at. */
   httpAddress: string;
   /** host:port of this broker's replication listener (fixed for the process). */
@@ -420,6 +422,8 @@ export class HaNode {
         pid: this.#d.pid,
         random: this.#d.random,
         diskUsedRatio: this.#d.diskUsedRatio,
+        bodyText: this.#d.bodyText,
+        openSqlite: this.#d.openSqlite,
         store,
         replication: this.#gate(() => ref.parts),
       });
@@ -440,6 +444,7 @@ export class HaNode {
       broker,
       log,
       nowMs: this.#d.nowMs,
+      openKv: this.#d.openKv,
       epoch,
       stillValid: () => this.#writable(mine),
     }).catch((err) => {
@@ -476,7 +481,7 @@ export class HaNode {
     this.#inSync = this.#inSync && this.#epochs.lastEpoch === 0 && record === null;
     const store = await this.#openStore();
     await this.#epochs.clipTo(store.maxPhysicalOffset);
-    const db = await openMetadataDb(`${config.dataDir}/metadata.sqlite`);
+    const db = await openMetadataDb(`${config.dataDir}/metadata.sqlite`, this.#d.openSqlite);
     this.#slave = { store, db, slave: undefined, metadata: undefined, following: undefined };
     this.#role = "slave";
     this.#follow(record);

@@ -21,7 +21,7 @@ import {
   type TestNode,
   waitUntil,
   withTempDirs,
-} from "./replication_testing.ts";
+} from "../../tests/support/ha/replication_testing.ts";
 
 const LOCAL = "127.0.0.1";
 

@@ -15,7 +15,7 @@ import {
   type TestNode,
   waitUntil,
   withTempDirs,
-} from "./replication_testing.ts";
+} from "../../tests/support/ha/replication_testing.ts";
 
 function master(node: TestNode, epoch: number) {
   return new ReplicationMaster({

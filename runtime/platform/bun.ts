@@ -1,24 +1,62 @@
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
-import type { FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
+import { openSqliteOnBun } from "./bun_sqlite.ts";
+import { type KvOpenOptions, KvPortError, openNodeKv } from "./kv_port.ts";
+import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
+import { listenNodeTcp, systemClock } from "./portable.ts";
 
 // deno-lint-ignore no-explicit-any
 const Bun = (globalThis as any).Bun;
+
+/** Bun.serve's idleTimeout is at most 255 s (0: no limit). */
+const BUN_IDLE_TIMEOUT_SECONDS_MAX = 255;
 
 export function bunPlatform(): Platform {
   return {
     name: "bun",
     version: Bun.version,
     files: new NodeFilePort(),
+    clock: systemClock,
+    bodyText: fatalThenScan(),
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {
       // Bun closes requests idle for 10 s by default, which would cut long polls.
       const server = Bun.serve({
         hostname: options.hostname,
         port: options.port,
-        idleTimeout: Math.min(255, options.idleTimeoutSeconds),
+        idleTimeout: Math.min(BUN_IDLE_TIMEOUT_SECONDS_MAX, options.idleTimeoutSeconds),
         maxRequestBodySize: options.maxRequestBodyBytes,
+        // Without it Bun answers h2c (Deno's KV client) with "stream closed because of a
+        // broken pipe"; HTTP/1.1 still works.
+        ...(options.h2c ? { http2: true } : {}),
         fetch: handler,
       });
-      return Promise.resolve({ port: server.port, close: () => server.stop() });
+      return Promise.resolve({
+        port: server.port,
+        close: (o?: { force?: boolean }) => server.stop(o?.force === true),
+      });
     },
+    listenTcp: listenNodeTcp,
+    openKv(pathOrUrl?: string, options: KvOpenOptions = {}) {
+      if (pathOrUrl === undefined) {
+        return Promise.reject(new KvPortError("Cannot open KV without a path or URL off Deno"));
+      }
+      return openNodeKv(pathOrUrl, options.accessToken);
+    },
+    openSqlite: openSqliteOnBun,
+  };
+}
+
+// Fatal, then a scan for U+FFFD: a lenient decode made Bun's scan and JSON.stringify of
+// the page slower (bench/README.md); text that decoded strictly and holds no U+FFFD
+// scans in a few ns. A body holding U+FFFD itself goes out as base64, as on Deno.
+function fatalThenScan(): BodyText {
+  const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  return (body) => {
+    let text: string;
+    try {
+      text = utf8.decode(body);
+    } catch {
+      return undefined; // not UTF-8
+    }
+    return text.includes("\uFFFD") ? undefined : text;
   };
 }

@@ -1,5 +1,9 @@
+import process from "node:process";
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
-import type { FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
+import { openNodeSqlite } from "../../storage/metadata/node_sqlite.ts";
+import { isKvConnectUrl, type KvLike, type KvOpenOptions, KvPortError, wrapKv } from "./kv_port.ts";
+import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
+import { listenNodeTcp, systemClock } from "./portable.ts";
 
 // deno-lint-ignore no-explicit-any
 const Deno = (globalThis as any).Deno;
@@ -9,7 +13,11 @@ export function denoPlatform(): Platform {
     name: "deno",
     version: Deno.version.deno,
     files: new NodeFilePort(),
+    clock: systemClock,
+    bodyText: lenientThenScan(),
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {
+      // Deno.serve takes h2c on a plain port as it is, and has no idle or body limit
+      // options: functions/body.ts enforces the body limits.
       return new Promise((resolve) => {
         const server = Deno.serve({
           hostname: options.hostname,
@@ -19,5 +27,39 @@ export function denoPlatform(): Platform {
         }, handler);
       });
     },
+    listenTcp: listenNodeTcp,
+    openKv,
+    openSqlite: openNodeSqlite,
   };
+}
+
+// Lenient, then a scan for U+FFFD: a fatal decode of a 1 KiB body costs Deno about twice
+// as much (bench/README.md). Bytes that are not UTF-8 decode to U+FFFD, so both kinds
+// of body go out as base64, as on Bun.
+function lenientThenScan(): BodyText {
+  const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+  return (body) => {
+    const text = utf8.decode(body);
+    return text.includes("\uFFFD") ? undefined : text;
+  };
+}
+
+/** Deno.openKv; for a KV Connect URL, Deno reads the token from DENO_KV_ACCESS_TOKEN. */
+async function openKv(pathOrUrl?: string, options: KvOpenOptions = {}) {
+  if (typeof Deno.openKv !== "function") {
+    throw new KvPortError("Deno.openKv is missing: run with --unstable-kv");
+  }
+  if (pathOrUrl !== undefined && isKvConnectUrl(pathOrUrl) && options.accessToken !== undefined) {
+    const envToken = process.env.DENO_KV_ACCESS_TOKEN;
+    if (envToken !== options.accessToken) {
+      throw new KvPortError(
+        `Cannot open ${pathOrUrl} on Deno with this access token: Deno.openKv uses ` +
+          `DENO_KV_ACCESS_TOKEN from the environment, which is ${
+            envToken === undefined ? "unset" : "a different token"
+          }; set it in the environment of this process`,
+      );
+    }
+  }
+  const kv: KvLike = await Deno.openKv(pathOrUrl);
+  return wrapKv(kv, pathOrUrl ?? "the default KV database");
 }

@@ -1,27 +1,76 @@
-// The one port between the broker and its runtime (STYLE.md, "One port"). Only
-// runtime/main.ts picks deno.ts or bun.ts; everything else receives a Platform.
+// The one port between the broker and its runtime (STYLE.md, "One port"). Only this folder
+// knows Deno from Bun: entry files call pickPlatform() (pick.ts) once and hand the Platform
+// down; storage sees only the ports it declares (FilePort, SqliteOpen).
+import type { Socket } from "node:net";
 import type { FilePort } from "../../storage/file_port.ts";
+import type { SqliteOpen } from "../../storage/metadata/sqlite.ts";
+import type { KvOpenOptions, KvPort } from "./kv_port.ts";
 
 export interface ServeOptions {
   hostname: string;
   port: number;
-  /** Seconds an idle connection may stay open; above the longest long poll. */
+  /** Seconds an idle connection may stay open (0: forever); above the longest long poll. */
   idleTimeoutSeconds: number;
   /** Bun enforces this itself; on Deno functions/body.ts does. */
   maxRequestBodyBytes: number;
+  /** Also accept HTTP/2 without TLS (h2c, prior knowledge), as Deno's KV client speaks. */
+  h2c?: boolean;
 }
 
 export interface HttpServer {
   readonly port: number;
-  /** Stops accepting, waits for requests in flight. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, waits for requests in flight. `force` also cuts idle and streaming
+   * connections on Bun (its stop(true)); Deno's shutdown does so by itself.
+   */
+  close(options?: { force?: boolean }): Promise<void>;
 }
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>;
+
+export interface TcpListenOptions {
+  hostname: string;
+  /** 0: any free port (see TcpServer.port). */
+  port: number;
+}
+
+export interface TcpServer {
+  readonly port: number;
+  /** Stops accepting; open sockets stay open (their owners close them). */
+  close(): Promise<void>;
+}
+
+/** Time as the broker may read it: nothing else calls Date.now() or setTimeout for it. */
+export interface Clock {
+  /** Never goes back, never jumps with NTP; deadlines are judged by it. */
+  monotonicMs(): number;
+  /** Wall clock, ms since 1970: for timestamps others read. */
+  wallMs(): number;
+  /** Calls `fn` once after `ms` of monotonic time; returns a function that cancels it. */
+  setTimer(ms: number, fn: () => void): () => void;
+}
+
+/**
+ * A stored body as JSON text, or undefined when it must go out as base64: when it is not
+ * UTF-8, or when its text holds U+FFFD (README, "bodyEncoding"). The same bytes give the
+ * same answer on every runtime; each runtime takes its faster way there.
+ */
+export type BodyText = (body: Uint8Array) => string | undefined;
 
 export interface Platform {
   readonly name: "deno" | "bun";
   readonly version: string;
   readonly files: FilePort;
+  readonly clock: Clock;
+  readonly bodyText: BodyText;
   serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer>;
+  /** A plain TCP listener; `onSocket` gets each accepted node:net socket. */
+  listenTcp(
+    options: TcpListenOptions,
+    onSocket: (socket: Socket) => void,
+  ): Promise<TcpServer>;
+  /** A local KV file, a KV Connect URL, or (no path: Deno Deploy only) the app's own KV. */
+  openKv(pathOrUrl?: string, options?: KvOpenOptions): Promise<KvPort>;
+  /** The metadata database's SQLite binding. */
+  readonly openSqlite: SqliteOpen;
 }

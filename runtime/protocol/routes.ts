@@ -5,7 +5,7 @@ import type { TopicConfig } from "./types.ts";
 /** A KV key, as Deno KV has them. */
 export type RouteKey = readonly (string | number | bigint | boolean | Uint8Array)[];
 
-/** The part of a KV store the route table needs (runtime/kv/kv_port.ts fits). */
+/** The part of a KV store the route table needs (runtime/platform/kv_port.ts fits). */
 export interface RouteKv {
   list(prefix: RouteKey): Promise<{ key: RouteKey; value: Uint8Array }[]>;
   set(key: RouteKey, value: Uint8Array): Promise<unknown>;

@@ -23,6 +23,7 @@ import {
   webhookSubscription,
 } from "./schema.ts";
 import { type MetadataDbHandle, openMetadataDb } from "./sqlite.ts";
+import { openNodeSqlite } from "./node_sqlite.ts";
 
 /** A manual wall clock: each read returns the current value; tests move it. */
 class ManualClock {
@@ -42,7 +43,7 @@ async function withDbPath(body: (path: string) => Promise<void>): Promise<void> 
 
 /** Opens `path`, runs `body`, and closes the handle whatever happens. */
 async function withDb<T>(path: string, body: (handle: MetadataDbHandle) => Promise<T>): Promise<T> {
-  const handle = await openMetadataDb(path);
+  const handle = await openMetadataDb(path, openNodeSqlite);
   try {
     return await body(handle);
   } finally {
@@ -148,7 +149,7 @@ Deno.test("openMetadataDb() creates the tables of schema.ts, once", async (t) =>
     await t.step("a file from a newer build is refused and closed", async () => {
       await withDb(path, (handle) => handle.db.insert(schemaVersion).values({ version: 99 }));
       assert.equal(existsSync(`${path}-wal`), false);
-      await rejectsWith(openMetadataDb(path), "SCHEMA_VERSION_UNSUPPORTED");
+      await rejectsWith(openMetadataDb(path, openNodeSqlite), "SCHEMA_VERSION_UNSUPPORTED");
       // Deno's resource sanitizer does not see node:sqlite handles. The last connection to
       // close removes the WAL file, so its absence shows the refused open closed its own.
       assert.equal(existsSync(`${path}-wal`), false);

@@ -1,10 +1,10 @@
-// Opens a metadata SQLite file on Deno or Bun and returns a drizzle database over it.
+// Opens a metadata SQLite file and returns a drizzle database over it.
 //
-// One code path on both runtimes: node:sqlite's DatabaseSync behind drizzle's sqlite-proxy
-// driver (reference/runtimes.md, "SQL"). Statements run synchronously; drizzle awaits each,
-// so every query on the returned db is async. Where node:sqlite cannot be imported we fall
-// back to bun:sqlite, loaded by a dynamic import so that Deno never resolves it. This file
-// is the only place that knows two drivers exist; it detects the feature, not the runtime.
+// The SQLite binding comes from the caller (SqliteOpen: the platform's, or node_sqlite.ts
+// in tests): node:sqlite's DatabaseSync on both runtimes, bun:sqlite where node:sqlite
+// does not load (reference/runtimes.md, "SQL"). Behind drizzle's sqlite-proxy driver the
+// statements run synchronously; drizzle awaits each, so every query on the returned db is
+// async.
 //
 // Deno needs --allow-read and --allow-write for the file (and its -wal and -shm siblings).
 
@@ -13,12 +13,6 @@ import { applyMigrations } from "./migrations.ts";
 import { type MetadataDb, metadataSchema } from "./schema.ts";
 
 export type SqliteDriverName = "node:sqlite" | "bun:sqlite";
-
-export interface OpenMetadataDbOptions {
-  /** The SQLite binding. Default: node:sqlite, or bun:sqlite when node:sqlite cannot be
-   * imported. Name one only to test that binding; the broker leaves this unset. */
-  driver?: SqliteDriverName;
-}
 
 /** An open metadata file. Close it exactly once when done; `using` does so. */
 export interface MetadataDbHandle extends Disposable {
@@ -40,11 +34,9 @@ export interface MetadataDbHandle extends Disposable {
  * the proxy driver awaits between its statements, so a concurrent query on the same
  * connection would land inside it, and a concurrent batch would fail to BEGIN.
  */
-export async function openMetadataDb(
-  path: string,
-  options: OpenMetadataDbOptions = {},
-): Promise<MetadataDbHandle> {
-  const { connection, driver } = await connect(path, options.driver);
+export async function openMetadataDb(path: string, open: SqliteOpen): Promise<MetadataDbHandle> {
+  const connection = await open(path);
+  const driver = connection.driver;
   let closed = false;
   const close = () => {
     if (closed) return;
@@ -74,11 +66,15 @@ export async function openMetadataDb(
   }
 }
 
-type SqlValue = null | number | bigint | string | Uint8Array;
+export type SqlValue = null | number | bigint | string | Uint8Array;
 type QueryMethod = "run" | "all" | "values" | "get";
 
+/** Opens (creating if missing) one SQLite file, or ":memory:". */
+export type SqliteOpen = (path: string) => Promise<SqliteConnection>;
+
 /** The synchronous calls the proxy needs; both bindings provide them. */
-interface SqliteConnection {
+export interface SqliteConnection {
+  readonly driver: SqliteDriverName;
   exec(sqlText: string): void;
   /** Result rows as arrays of column values, in select order. */
   rows(sqlText: string, params: SqlValue[]): unknown[][];
@@ -118,91 +114,4 @@ function inTransaction<T>(connection: SqliteConnection, work: () => T): T {
     if (connection.inTransaction()) connection.exec("ROLLBACK");
     throw error;
   }
-}
-
-async function connect(
-  path: string,
-  driver: SqliteDriverName | undefined,
-): Promise<{ connection: SqliteConnection; driver: SqliteDriverName }> {
-  if (driver === "bun:sqlite") return { connection: await openBunSqlite(path), driver };
-  let nodeSqlite: typeof import("node:sqlite");
-  try {
-    nodeSqlite = await import("node:sqlite");
-  } catch (error) {
-    if (driver === "node:sqlite") throw error;
-    return { connection: await openBunSqlite(path, error), driver: "bun:sqlite" };
-  }
-  return { connection: openNodeSqlite(nodeSqlite, path), driver: "node:sqlite" };
-}
-
-function openNodeSqlite(binding: typeof import("node:sqlite"), path: string): SqliteConnection {
-  const database = new binding.DatabaseSync(path);
-  return {
-    exec: (sqlText) => database.exec(sqlText),
-    rows: (sqlText, params) => {
-      const statement = database.prepare(sqlText);
-      statement.setReturnArrays(true);
-      return statement.all(...params) as unknown as unknown[][];
-    },
-    run: (sqlText, params) => {
-      database.prepare(sqlText).run(...params);
-    },
-    inTransaction: () => database.isTransaction,
-    close: () => database.close(),
-  };
-}
-
-/** The subset of bun:sqlite's Database we call; typed here because Deno types bun:* as any. */
-interface BunDatabase {
-  exec(sqlText: string): void;
-  prepare(sqlText: string): {
-    values(...params: SqlValue[]): unknown[][] | null;
-    run(...params: SqlValue[]): unknown;
-    finalize(): void;
-  };
-  readonly inTransaction: boolean;
-  close(): void;
-}
-
-async function openBunSqlite(path: string, nodeSqliteError?: unknown): Promise<SqliteConnection> {
-  // A computed specifier keeps Deno from resolving the bun: scheme while loading this file.
-  const specifier = ["bun", "sqlite"].join(":");
-  let binding: { Database: new (path: string, options: { create: boolean }) => BunDatabase };
-  try {
-    binding = await import(specifier);
-  } catch (error) {
-    if (nodeSqliteError === undefined) {
-      throw new Error("Cannot open the metadata database as bun:sqlite does not load", {
-        cause: error,
-      });
-    }
-    throw new Error(
-      "Cannot open the metadata database as neither node:sqlite nor bun:sqlite loads",
-      { cause: new AggregateError([nodeSqliteError, error]) },
-    );
-  }
-  const database = new binding.Database(path, { create: true });
-  return {
-    exec: (sqlText) => database.exec(sqlText),
-    // prepare() rather than query(): query() caches every distinct statement text for the
-    // life of the database, and multi-row inserts make one text per row count.
-    rows: (sqlText, params) => {
-      const statement = database.prepare(sqlText);
-      try {
-        return statement.values(...params) ?? [];
-      } finally {
-        statement.finalize();
-      }
-    },
-    run: (sqlText, params) => {
-      const statement = database.prepare(sqlText);
-      try {
-        statement.run(...params);
-      } finally {
-        statement.finalize();
-      }
-    },
-    inTransaction: () => database.inTransaction,
-    close: () => database.close(),
-  };
 }

@@ -34,7 +34,7 @@ export class Cluster implements AsyncDisposable {
   }
 
   async startKv(): Promise<void> {
-    this.#kv = startChild("deno", "runtime/kv/kv_host_main.ts", [
+    this.#kv = startChild("deno", "tools/kv_host/main.ts", [
       "--port",
       String(this.#kvPort),
       "--token",

@@ -1,23 +1,23 @@
-// runtime/kv/kv_connect_host.ts against the real clients. The host runs in this process
+// tools/kv_host/kv_connect_host.ts against the real clients. The host runs in this process
 // and is used through this runtime's own KV client (deno test: Deno.serve + Deno.openKv;
 // bun test: Bun.serve + @deno/kv); a child on the other runtime proves the two clients
-// share data through it, and kv_host_main.ts runs as a child on the other runtime so each
+// share data through it, and tools/kv_host/main.ts runs as a child on the other runtime so each
 // client also meets the other runtime's server. Limits are checked with raw requests,
 // because Deno's client refuses oversize writes before sending them.
 import assert from "node:assert/strict";
 import process from "node:process";
 import { type RuntimeName, startChild } from "../harness/process.ts";
-import { startKvHost } from "../../runtime/kv/kv_connect_host.ts";
+import { startKvHost } from "../../tools/kv_host/kv_connect_host.ts";
 import {
   M_SET,
   M_SET_SUFFIX_VERSIONSTAMPED_KEY,
   VE_BYTES,
-} from "../../runtime/kv/memory_kv_store.ts";
-import { ProtoWriter } from "../../runtime/kv/protobuf.ts";
+} from "../../tools/kv_host/memory_kv_store.ts";
+import { ProtoWriter } from "../../tools/kv_host/protobuf.ts";
+import { pickPlatform } from "../../runtime/platform/pick.ts";
 
-const HERE: RuntimeName = typeof (globalThis as { Bun?: unknown }).Bun === "undefined"
-  ? "deno"
-  : "bun";
+const platform = await pickPlatform();
+const HERE: RuntimeName = platform.name;
 const OTHER: RuntimeName = HERE === "deno" ? "bun" : "deno";
 
 // Deno.openKv reads the token from the environment, which tests in other files running in
@@ -44,7 +44,7 @@ async function u64(n: bigint): Promise<Deno.KvU64> {
 const bytes = (...b: number[]) => new Uint8Array(b);
 
 Deno.test("startKvHost() serves set, get, list, delete and sum/min/max to this runtime's client", async () => {
-  await using host = await startKvHost({ token: TOKEN });
+  await using host = await startKvHost({ serve: platform.serve, token: TOKEN });
   const kv = await openClient(host.url);
   try {
     const a = await kv.set(["t", "a"], bytes(1));
@@ -88,7 +88,7 @@ Deno.test("startKvHost() serves set, get, list, delete and sum/min/max to this r
 });
 
 Deno.test("startKvHost() applies an atomic write only when every check holds", async () => {
-  await using host = await startKvHost({ token: TOKEN });
+  await using host = await startKvHost({ serve: platform.serve, token: TOKEN });
   const kv = await openClient(host.url);
   try {
     const first = await kv.set(["lease"], bytes(1));
@@ -122,7 +122,11 @@ Deno.test("startKvHost() applies an atomic write only when every check holds", a
 
 Deno.test("startKvHost() hides a value once its expireIn has passed on the host's clock", async () => {
   let skewMs = 0;
-  await using host = await startKvHost({ token: TOKEN, nowMs: () => Date.now() + skewMs });
+  await using host = await startKvHost({
+    serve: platform.serve,
+    token: TOKEN,
+    nowMs: () => Date.now() + skewMs,
+  });
   const kv = await openClient(host.url);
   try {
     await kv.set(["session"], bytes(1), { expireIn: 60_000 });
@@ -140,7 +144,7 @@ Deno.test("startKvHost() hides a value once its expireIn has passed on the host'
 });
 
 Deno.test("startKvHost() watch sends the current values, then each write and delete", async () => {
-  await using host = await startKvHost({ token: TOKEN });
+  await using host = await startKvHost({ serve: platform.serve, token: TOKEN });
   const kv = await openClient(host.url);
   const reader = kv.watch([["w", "x"], ["w", "y"]]).getReader();
   try {
@@ -169,7 +173,11 @@ Deno.test("startKvHost() watch sends the current values, then each write and del
 
 Deno.test("startKvHost() refuses a wrong token, enqueue, versionstamped keys and oversize requests", async (t) => {
   const internalErrors: unknown[] = [];
-  await using host = await startKvHost({ token: TOKEN, onError: (e) => internalErrors.push(e) });
+  await using host = await startKvHost({
+    serve: platform.serve,
+    token: TOKEN,
+    onError: (e) => internalErrors.push(e),
+  });
   const post = (path: string, body: Uint8Array<ArrayBuffer> | string, headers = {}) =>
     fetch(`${host.url}${path}`, {
       method: "POST",
@@ -308,7 +316,7 @@ Deno.test("startKvHost() refuses a wrong token, enqueue, versionstamped keys and
 });
 
 Deno.test(`a ${HERE} and a ${OTHER} client share data through startKvHost() in both directions`, async () => {
-  await using host = await startKvHost({ token: TOKEN });
+  await using host = await startKvHost({ serve: platform.serve, token: TOKEN });
   const kv = await openClient(host.url);
   try {
     const mine = await kv.set(["interop", HERE], bytes(0xde, 0xad));
@@ -338,7 +346,7 @@ interface ChildOutput {
 }
 
 Deno.test(`kv_host_main.ts on ${OTHER} prints its URL, serves this runtime's client and exits 0 on SIGTERM`, async () => {
-  await using hostProcess = startChild(OTHER, "runtime/kv/kv_host_main.ts", [], {
+  await using hostProcess = startChild(OTHER, "tools/kv_host/main.ts", [], {
     DENO_KV_ACCESS_TOKEN: TOKEN,
   });
   const { url } = await hostProcess.waitForJson<{ url: string }>("host URL", (v) => "url" in v);

@@ -1,4 +1,4 @@
-// Child process for kv_connect_host_test.ts: opens a KV Connect URL with runtime/kv's
+// Child process for kv_connect_host_test.ts: opens a KV Connect URL with the platform's
 // openKv (Bun: @deno/kv; Deno: Deno.openKv), optionally writes one key, optionally reads
 // one key, prints one JSON line and exits.
 //
@@ -8,11 +8,13 @@
 // both runtimes read from the environment the parent gives the child.
 import { Buffer } from "node:buffer";
 import process from "node:process";
-import { type KvKey, openKv } from "../../runtime/kv/kv_port.ts";
+import type { KvKey } from "../../runtime/platform/kv_port.ts";
+import { pickPlatform } from "../../runtime/platform/pick.ts";
 
 const [url, writeKeyJson, writeValueHex, readKeyJson] = process.argv.slice(2);
-const runtime = typeof (globalThis as { Bun?: unknown }).Bun === "undefined" ? "deno" : "bun";
-const kv = await openKv(url, { accessToken: process.env.DENO_KV_ACCESS_TOKEN });
+const platform = await pickPlatform();
+const runtime = platform.name;
+const kv = await platform.openKv(url, { accessToken: process.env.DENO_KV_ACCESS_TOKEN });
 try {
   let wrote: string | null = null;
   if (writeKeyJson !== "-") {

@@ -1,12 +1,15 @@
-// openKv() on whichever runtime runs the test (deno test: Deno.openKv; bun test: @deno/kv),
+// Platform.openKv() on whichever runtime runs the test (deno test: Deno.openKv; bun test: @deno/kv),
 // against a local SQLite file and against a KV Connect host in this process.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import process from "node:process";
-import { startKvHost } from "./kv_connect_host.ts";
-import { type KvPort, KvPortError, openKv } from "./kv_port.ts";
-import { M_SET, VE_LE64 } from "./memory_kv_store.ts";
+import { startKvHost } from "../../tools/kv_host/kv_connect_host.ts";
+import { M_SET, VE_LE64 } from "../../tools/kv_host/memory_kv_store.ts";
+import { type KvPort, KvPortError } from "./kv_port.ts";
+import { pickPlatform } from "./pick.ts";
+
+const platform = await pickPlatform();
 
 // Deno.openKv takes the KV Connect token from the environment only (see kv_port.ts); keep
 // one that another test in this process may have set.
@@ -48,9 +51,9 @@ async function checkPort(kv: KvPort): Promise<void> {
   assert.deepEqual(await keys(), ["q/b"]);
 }
 
-Deno.test("openKv() on a local SQLite file: get, set, list, delete, checkAndSet", async () => {
+Deno.test("Platform.openKv() on a local SQLite file: get, set, list, delete, checkAndSet", async () => {
   const dir = mkdtempSync(`${tmpdir()}/kv-port-`);
-  const kv = await openKv(`${dir}/kv.sqlite`);
+  const kv = await platform.openKv(`${dir}/kv.sqlite`);
   try {
     await checkPort(kv);
   } finally {
@@ -59,10 +62,14 @@ Deno.test("openKv() on a local SQLite file: get, set, list, delete, checkAndSet"
   }
 });
 
-Deno.test("openKv() on a KV Connect URL: get, set, list, delete, checkAndSet, expiry", async () => {
+Deno.test("Platform.openKv() on a KV Connect URL: get, set, list, delete, checkAndSet, expiry", async () => {
   let skewMs = 0;
-  await using host = await startKvHost({ token: TOKEN, nowMs: () => Date.now() + skewMs });
-  const kv = await openKv(host.url, { accessToken: TOKEN });
+  await using host = await startKvHost({
+    serve: platform.serve,
+    token: TOKEN,
+    nowMs: () => Date.now() + skewMs,
+  });
+  const kv = await platform.openKv(host.url, { accessToken: TOKEN });
   try {
     await checkPort(kv);
     await kv.set(["ttl"], bytes(5), { expireInMs: 1000 });
@@ -75,12 +82,12 @@ Deno.test("openKv() on a KV Connect URL: get, set, list, delete, checkAndSet, ex
 });
 
 Deno.test("KvPort.get() and list() refuse a value that is not a Uint8Array", async () => {
-  await using host = await startKvHost({ token: TOKEN });
+  await using host = await startKvHost({ serve: platform.serve, token: TOKEN });
   // ["u64"] packed: string part 0x02, "u64", 0x00. A KvU64 as another program might write.
   const key = bytes(2, 0x75, 0x36, 0x34, 0);
   const value = { data: bytes(7, 0, 0, 0, 0, 0, 0, 0), encoding: VE_LE64 };
   host.store.commit([], [{ key, type: M_SET, value, expireAtMs: 0 }]);
-  const kv = await openKv(host.url, { accessToken: TOKEN });
+  const kv = await platform.openKv(host.url, { accessToken: TOKEN });
   try {
     await assert.rejects(kv.get(["u64"]), (e: Error) => {
       assert.ok(e instanceof KvPortError);
@@ -96,14 +103,13 @@ Deno.test("KvPort.get() and list() refuse a value that is not a Uint8Array", asy
   }
 });
 
-Deno.test("openKv() refuses a KV Connect token the runtime would not use", async () => {
-  await using host = await startKvHost({ token: TOKEN });
-  const onDeno = typeof (globalThis as { Deno?: { openKv?: unknown } }).Deno?.openKv ===
-    "function";
+Deno.test("Platform.openKv() refuses a KV Connect token the runtime would not use", async () => {
+  await using host = await startKvHost({ serve: platform.serve, token: TOKEN });
+  const onDeno = platform.name === "deno";
   // Deno: the token differs from DENO_KV_ACCESS_TOKEN, so openKv() says so before opening.
   // Bun: @deno/kv sends it, and the host answers 401.
   await assert.rejects(
-    openKv(host.url, { accessToken: `${TOKEN}-wrong` }),
+    platform.openKv(host.url, { accessToken: `${TOKEN}-wrong` }),
     onDeno ? /DENO_KV_ACCESS_TOKEN from the environment, which is a different token/ : /401/,
   );
 });

@@ -1,7 +1,7 @@
 // Runs a KV Connect host as its own process, for local multi-process clusters and tests:
 //
-//   deno run -A runtime/kv/kv_host_main.ts --port 4510 --token X
-//   bun run runtime/kv/kv_host_main.ts --port 4510 --token X
+//   deno run -A tools/kv_host/main.ts --port 4510 --token X
+//   bun run tools/kv_host/main.ts --port 4510 --token X
 //
 // Once listening it prints one JSON line on stdout, {"url":"http://127.0.0.1:4510"}; point
 // clients at that URL with the same token (Deno: DENO_KV_ACCESS_TOKEN in the client's
@@ -13,6 +13,7 @@
 // (keep it across restarts so clients' cached metadata stays valid), --expiry-lag-ms.
 import process from "node:process";
 import { parseArgs } from "node:util";
+import { pickPlatform } from "../../runtime/platform/pick.ts";
 import { startKvHost } from "./kv_connect_host.ts";
 
 const { values } = parseArgs({
@@ -33,6 +34,7 @@ const port = integer("--port", values.port, 65535);
 const expiryLagMs = integer("--expiry-lag-ms", values["expiry-lag-ms"], 2 ** 31);
 
 const host = await startKvHost({
+  serve: (await pickPlatform()).serve,
   token,
   port,
   hostname: values.hostname,

@@ -10,10 +10,8 @@
 // <token>`. Data lives only as long as the host; expiry is described in
 // memory_kv_store.ts.
 //
-// Runs on Deno (Deno.serve) and Bun (Bun.serve). Deno's KV client speaks HTTP/2 without
-// TLS (h2c, prior knowledge): Deno.serve accepts that on a plain port as it is; Bun.serve
-// only with `http2: true` (without it Deno's client fails with "stream closed because of
-// a broken pipe"). @deno/kv uses fetch (HTTP/1.1), which both accept.
+// Runs on Deno and Bun through the platform's serve, with h2c: Deno's KV client speaks
+// HTTP/2 without TLS (prior knowledge); @deno/kv uses fetch (HTTP/1.1).
 // tests/support/kv_connect_host_test.ts runs each client against a host on each runtime.
 import { timingSafeEqual } from "node:crypto";
 import {
@@ -26,8 +24,11 @@ import {
 import { serveWatch, type WatchRegistry } from "./kv_connect_watch.ts";
 import { KvMutationError, MemoryKvStore } from "./memory_kv_store.ts";
 import { ProtobufError } from "./protobuf.ts";
+import type { Platform } from "../../runtime/platform/platform.ts";
 
 const PROTOCOL_VERSIONS = [3, 2, 1]; // preferred first
+/** A backstop above Deno's KV Connect limits, which kv_connect_messages.ts enforces. */
+const KV_HOST_REQUEST_BYTES_MAX = 64 * 1024 * 1024;
 const DATA_PATH = "/kv";
 /** How long clients may use the metadata before exchanging it again. */
 const METADATA_TTL_MS = 60 * 60 * 1000;
@@ -158,6 +159,8 @@ function text(status: number, message: string): Response {
 }
 
 export interface KvHostOptions {
+  /** The platform's (runtime/platform): the one place that knows Deno from Bun. */
+  serve: Platform["serve"];
   token: string;
   /** 0 (the default) picks a free port. */
   port?: number;
@@ -192,8 +195,8 @@ export interface KvHost extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Starts a host on Deno (Deno.serve) or Bun (Bun.serve), whichever this process runs on. */
-export function startKvHost(options: KvHostOptions): Promise<KvHost> {
+/** Starts a host on the given platform's HTTP server. */
+export async function startKvHost(options: KvHostOptions): Promise<KvHost> {
   const nowMs = options.nowMs ?? Date.now;
   const store = options.store ?? new MemoryKvStore({ nowMs, expiryLagMs: options.expiryLagMs });
   const watches: WatchRegistry = new Set();
@@ -208,65 +211,23 @@ export function startKvHost(options: KvHostOptions): Promise<KvHost> {
     onError: options.onError ?? ((e) => console.error("KV Connect host:", e)),
   });
   const hostname = options.hostname ?? "127.0.0.1";
-  const server = listen({ hostname, port: options.port ?? 0 }, handler);
+  const server = await options.serve({
+    hostname,
+    port: options.port ?? 0,
+    // No idle cut-off: watch streams carry keep-alive frames anyway.
+    idleTimeoutSeconds: 0,
+    maxRequestBodyBytes: KV_HOST_REQUEST_BYTES_MAX,
+    h2c: true,
+  }, handler);
   const urlHost = hostname.includes(":") ? `[${hostname}]` : hostname;
   const url = `http://${urlHost}:${server.port}`;
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       for (const end of [...watches]) end();
-      await server.stop();
+      await server.close({ force: true });
     })();
     return closing;
   };
-  return Promise.resolve({
-    url,
-    port: server.port,
-    databaseId,
-    store,
-    close,
-    [Symbol.asyncDispose]: close,
-  });
+  return { url, port: server.port, databaseId, store, close, [Symbol.asyncDispose]: close };
 }
-
-interface Listening {
-  port: number;
-  stop(): Promise<void>;
-}
-
-type Handler = (request: Request) => Promise<Response>;
-
-/** The one place that asks which runtime this is (a platform-edge module). */
-function listen(address: { hostname: string; port: number }, handler: Handler): Listening {
-  const g = globalThis as {
-    Deno?: { serve?: DenoServe };
-    Bun?: { serve?: BunServe };
-  };
-  if (typeof g.Deno?.serve === "function") {
-    const server = g.Deno.serve({ ...address, onListen() {} }, handler);
-    return { port: server.addr.port, stop: () => server.shutdown() };
-  }
-  if (typeof g.Bun?.serve === "function") {
-    // http2: Deno's client opens with the HTTP/2 preface (h2c, prior knowledge), which
-    // Bun.serve answers only with this set; HTTP/1.1 (@deno/kv's fetch) still works.
-    // idleTimeout 0: no idle cut-off; watch streams carry keep-alive frames anyway.
-    const server = g.Bun.serve({ ...address, fetch: handler, idleTimeout: 0, http2: true });
-    return { port: server.port, stop: () => server.stop(true) };
-  }
-  throw new Error("startKvHost needs Deno.serve or Bun.serve");
-}
-
-type DenoServe = (
-  options: { hostname: string; port: number; onListen: () => void },
-  handler: Handler,
-) => { addr: { port: number }; shutdown(): Promise<void> };
-
-type BunServe = (
-  options: {
-    hostname: string;
-    port: number;
-    fetch: Handler;
-    idleTimeout: number;
-    http2: boolean;
-  },
-) => { port: number; stop(closeActiveConnections: boolean): Promise<void> };

@@ -1,12 +1,12 @@
 // The KV store as the broker sees it: get, set, delete, list by prefix, one compare-and-set,
-// close. Two implementations of one interface:
+// close. Platform.openKv opens it with one of two clients:
 //
-// - openDenoKv: Deno.openKv, on Deno.
-// - openNodeKv: @deno/kv's openKv, on Bun (or Node), with the limited V8 serializer (Bun's
+// - Deno.openKv, on Deno (deno.ts).
+// - openNodeKv below: @deno/kv's openKv, on Bun (bun.ts), with the limited V8 serializer (Bun's
 //   own v8.serialize writes JavaScriptCore's format, which Deno cannot read).
 //
 // Both take a local SQLite path (one process only: a second one gets "database is locked")
-// or an http(s) URL that speaks KV Connect (Deno Deploy, denokv, runtime/kv/kv_host_main.ts).
+// or an http(s) URL that speaks KV Connect (Deno Deploy, denokv, tools/kv_host/main.ts).
 //
 // Values are Uint8Array only, in our own encoding: V8-serialized values written by one
 // runtime cannot always be read by the other, so reading anything else is an error.
@@ -15,10 +15,9 @@
 // no such argument; Deno reads DENO_KV_ACCESS_TOKEN from the process environment when it
 // opens the database. So set that variable in the environment of the process that opens
 // the KV (for a child: `spawn(cmd, args, {env: {...process.env, DENO_KV_ACCESS_TOKEN}})`;
-// in a test: `process.env.DENO_KV_ACCESS_TOKEN = token` before opening). openKv() checks
+// in a test: `process.env.DENO_KV_ACCESS_TOKEN = token` before opening). Deno's openKv checks
 // that the token it is given is the one Deno will use, rather than changing the
 // environment behind the caller's back.
-import process from "node:process";
 
 export type KvKeyPart = Uint8Array | string | number | bigint | boolean;
 export type KvKey = readonly KvKeyPart[];
@@ -72,39 +71,9 @@ export function isKvConnectUrl(pathOrUrl: string): boolean {
   return /^https?:\/\//i.test(pathOrUrl);
 }
 
-/**
- * Opens with Deno.openKv on Deno, with @deno/kv elsewhere. `accessToken` is for KV Connect
- * URLs; on Deno it must equal DENO_KV_ACCESS_TOKEN (see the top of this file).
- */
-export async function openKv(
-  pathOrUrl: string,
-  options: { accessToken?: string } = {},
-): Promise<KvPort> {
-  const deno = (globalThis as { Deno?: { openKv?: DenoOpenKv } }).Deno;
-  if (typeof deno?.openKv !== "function") return await openNodeKv(pathOrUrl, options.accessToken);
-  if (isKvConnectUrl(pathOrUrl) && options.accessToken !== undefined) {
-    const envToken = process.env.DENO_KV_ACCESS_TOKEN;
-    if (envToken !== options.accessToken) {
-      throw new KvPortError(
-        `Cannot open ${pathOrUrl} on Deno with this access token: Deno.openKv uses ` +
-          `DENO_KV_ACCESS_TOKEN from the environment, which is ${
-            envToken === undefined ? "unset" : "a different token"
-          }; set it in the environment of this process`,
-      );
-    }
-  }
-  return await openDenoKv(pathOrUrl);
-}
-
-type DenoOpenKv = (path?: string) => Promise<KvLike>;
-
-/** Deno.openKv; for a KV Connect URL, Deno reads the token from DENO_KV_ACCESS_TOKEN. */
-export async function openDenoKv(pathOrUrl: string): Promise<KvPort> {
-  const deno = (globalThis as { Deno?: { openKv?: DenoOpenKv } }).Deno;
-  if (typeof deno?.openKv !== "function") {
-    throw new KvPortError("Deno.openKv is missing: not Deno, or run without --unstable-kv");
-  }
-  return wrap(await deno.openKv(pathOrUrl), pathOrUrl);
+export interface KvOpenOptions {
+  /** For a KV Connect URL. On Deno it must equal DENO_KV_ACCESS_TOKEN (see above). */
+  accessToken?: string;
 }
 
 /** @deno/kv; `accessToken` defaults to DENO_KV_ACCESS_TOKEN (read by @deno/kv itself). */
@@ -115,11 +84,11 @@ export async function openNodeKv(pathOrUrl: string, accessToken?: string): Promi
     ...(accessToken === undefined ? {} : { accessToken }),
     ...makeLimitedV8Serializer(),
   });
-  return wrap(kv as unknown as KvLike, pathOrUrl);
+  return wrapKv(kv as unknown as KvLike, pathOrUrl);
 }
 
 /** What Deno.Kv and @deno/kv's Kv have in common, as far as we use it. */
-interface KvLike {
+export interface KvLike {
   get(
     key: KvKey,
   ): Promise<{ key: readonly unknown[]; value: unknown; versionstamp: string | null }>;
@@ -143,7 +112,8 @@ interface KvAtomicLike {
   commit(): Promise<{ ok: true; versionstamp: string } | { ok: false }>;
 }
 
-function wrap(kv: KvLike, where: string): KvPort {
+/** Our KvPort over either runtime's KV client; `where` names the database in errors. */
+export function wrapKv(kv: KvLike, where: string): KvPort {
   const entry = (e: { key: readonly unknown[]; value: unknown; versionstamp: string }) => {
     if (!(e.value instanceof Uint8Array)) {
       throw new KvPortError(

@@ -4,9 +4,14 @@
 // gate that a test (or fast-check's scheduler) opens.
 import assert from "node:assert/strict";
 import { setImmediate } from "node:timers";
-import type { ReplicaState } from "./election.ts";
-import type { LeaseClock } from "./lease.ts";
-import type { LeaseRead, LeaseRecord, LeaseStore, LeaseWriteResult } from "./lease_store.ts";
+import type { ReplicaState } from "../../../runtime/ha/election.ts";
+import type { LeaseClock } from "../../../runtime/ha/lease.ts";
+import type {
+  LeaseRead,
+  LeaseRecord,
+  LeaseStore,
+  LeaseWriteResult,
+} from "../../../runtime/ha/lease_store.ts";
 
 /** Wall time at monotonic 0: any fixed date works. */
 export const WALL_AT_ZERO_MS = Date.UTC(2026, 11, 1);

@@ -4,14 +4,14 @@
 // Not used by production code.
 import assert from "node:assert/strict";
 import * as net from "node:net";
-import { NodeFilePort } from "../../storage/node_fs_port.ts";
-import { type FilePort, joinPath, readFully } from "../../storage/file_port.ts";
-import { MessageStore, type PutResult } from "../../storage/message_store.ts";
-import type { StoreConfig } from "../../storage/config.ts";
-import { seededRandom, smallStoreConfig, testMessage } from "../../storage/testing.ts";
-import { EPOCH_FILE_NAME, EpochFile } from "../../storage/ha/epoch_file.ts";
-import { encodeFrame, type Frame, FrameDecoder } from "./frames.ts";
-import type { ReplicationConfig } from "./replication_config.ts";
+import { NodeFilePort } from "../../../storage/node_fs_port.ts";
+import { type FilePort, joinPath, readFully } from "../../../storage/file_port.ts";
+import { MessageStore, type PutResult } from "../../../storage/message_store.ts";
+import type { StoreConfig } from "../../../storage/config.ts";
+import { seededRandom, smallStoreConfig, testMessage } from "../../../storage/testing.ts";
+import { EPOCH_FILE_NAME, EpochFile } from "../../../storage/ha/epoch_file.ts";
+import { encodeFrame, type Frame, FrameDecoder } from "../../../runtime/ha/frames.ts";
+import type { ReplicationConfig } from "../../../runtime/ha/replication_config.ts";
 
 export const nowMs = () => performance.now();
 

@@ -1,0 +1,225 @@
+// One suite of Platform checks for every runtime. `deno test` runs them on Deno's platform;
+// its last test runs this same file under `bun test` (tests/support/bun_deno_test_shim.ts
+// maps Deno.test onto bun:test) and requires every check to pass on Bun's platform too.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import * as net from "node:net";
+import { tmpdir } from "node:os";
+import process from "node:process";
+import { Buffer } from "node:buffer";
+import { readFully } from "../../storage/file_port.ts";
+import { SCHEMA_VERSION_LATEST } from "../../storage/metadata/migrations.ts";
+import { openMetadataDb } from "../../storage/metadata/sqlite.ts";
+import { ChildRun, REPO_ROOT, runtimeBinary } from "../../tests/harness/process.ts";
+import { pickPlatform } from "./pick.ts";
+
+const platform = await pickPlatform();
+const CHECKS: string[] = [];
+const PREFIX = "Platform conformance:";
+
+function check(name: string, fn: () => Promise<void> | void): void {
+  CHECKS.push(name);
+  Deno.test(`${PREFIX} ${name}`, fn);
+}
+
+async function withDir(body: (dir: string) => Promise<void> | void): Promise<void> {
+  const dir = mkdtempSync(`${tmpdir()}/platform-conformance-`);
+  try {
+    await body(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const utf8 = (text: string) => new TextEncoder().encode(text);
+
+check("pickPlatform() picks the platform of the runtime it runs on", () => {
+  const versions = process.versions as Record<string, string | undefined>;
+  assert.equal(platform.name, versions.bun === undefined ? "deno" : "bun");
+  assert.equal(platform.version, versions.bun ?? versions.deno);
+});
+
+check("bodyText() keeps UTF-8 text and refuses non-UTF-8 and U+FFFD (base64 on the wire)", () => {
+  for (const text of ["", "hello", "héllo, wörld ✓ 😀", "\uFEFFstarts with a BOM"]) {
+    assert.equal(platform.bodyText(utf8(text)), text, JSON.stringify(text));
+  }
+  const notText = [
+    [0xff], // never in UTF-8
+    [0xe2, 0x82], // truncated sequence
+    [0xc0, 0xaf], // overlong "/"
+    [0xed, 0xa0, 0x80], // a UTF-16 surrogate
+    [...utf8("a\uFFFDb")], // valid UTF-8, but U+FFFD reads as damage: base64 (README)
+    [...utf8("\uFFFD")],
+  ];
+  for (const bytes of notText) {
+    assert.equal(platform.bodyText(new Uint8Array(bytes)), undefined, String(bytes));
+  }
+});
+
+check("serve() answers on a free port, and close() lets a request in flight finish", async () => {
+  let arrived!: () => void;
+  const slowArrived = new Promise<void>((resolve) => (arrived = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const server = await platform.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeoutSeconds: 10,
+    maxRequestBodyBytes: 1024,
+  }, async (request) => {
+    if (new URL(request.url).pathname !== "/slow") {
+      return new Response(`${request.method} ${await request.text()}`);
+    }
+    arrived();
+    await released;
+    return new Response("late");
+  });
+  assert.ok(server.port > 0);
+  const url = `http://127.0.0.1:${server.port}`;
+  const answer = await fetch(`${url}/`, { method: "POST", body: "ping" });
+  assert.equal(answer.status, 200);
+  assert.equal(await answer.text(), "POST ping");
+
+  const slow = fetch(`${url}/slow`).then((r) => r.text());
+  await slowArrived;
+  const closing = server.close();
+  release();
+  assert.equal(await slow, "late");
+  await closing;
+  await assert.rejects(fetch(`${url}/`).then((r) => r.text()));
+});
+
+check("listenTcp() accepts on a free port and hands over the socket", async () => {
+  const server = await platform.listenTcp({ hostname: "127.0.0.1", port: 0 }, (socket) => {
+    socket.on("data", (data) => socket.write(data));
+    socket.on("end", () => socket.end());
+  });
+  assert.ok(server.port > 0);
+  const client = net.connect(server.port, "127.0.0.1");
+  const received: Uint8Array[] = [];
+  client.on("data", (data: Uint8Array) => received.push(data));
+  const ended = new Promise((resolve) => client.on("close", resolve));
+  client.end(utf8("echo me"));
+  await ended;
+  assert.equal(Buffer.concat(received).toString("utf8"), "echo me");
+  await server.close();
+});
+
+check(
+  "files round-trip: write, read, sync, truncate, rename, list, remove",
+  () =>
+    withDir(async (dir) => {
+      const { files } = platform;
+      files.mkdirp(`${dir}/a/b`);
+      const file = files.open(`${dir}/a/b/one`, { create: true });
+      file.writeAt(utf8("abc"), 0);
+      file.writeAt(utf8("xyz"), 10); // leaves a hole of zeros
+      await file.datasync();
+      assert.equal(file.size(), 13);
+      assert.deepEqual(
+        readFully(file, 0, 13),
+        new Uint8Array([97, 98, 99, ...Array(7).fill(0), 120, 121, 122]),
+      );
+      file.truncate(2);
+      assert.deepEqual(readFully(file, 0, 13), utf8("ab"));
+      file.close();
+      files.rename(`${dir}/a/b/one`, `${dir}/a/b/two`);
+      await files.syncDir(`${dir}/a/b`);
+      assert.deepEqual(files.list(`${dir}/a/b`), ["two"]);
+      assert.equal(files.exists(`${dir}/a/b/one`), false);
+      assert.ok(Math.abs(files.modifiedMs(`${dir}/a/b/two`) - platform.clock.wallMs()) < 60_000);
+      files.remove(`${dir}/a/b/two`);
+      assert.deepEqual(files.list(`${dir}/a/b`), []);
+      files.removeTree(`${dir}/a`);
+      assert.equal(files.exists(`${dir}/a`), false);
+    }),
+);
+
+check(
+  "openKv() on a local file: set, get, checkAndSet, list, delete",
+  () =>
+    withDir(async (dir) => {
+      const kv = await platform.openKv(`${dir}/kv.sqlite`);
+      try {
+        const first = await kv.set(["k", "a"], utf8("1"));
+        assert.deepEqual(await kv.get(["k", "a"]), {
+          key: ["k", "a"],
+          value: utf8("1"),
+          versionstamp: first.versionstamp,
+        });
+        assert.deepEqual(await kv.checkAndSet(["k", "a"], null, utf8("2")), { ok: false });
+        const second = await kv.checkAndSet(["k", "a"], first.versionstamp, utf8("3"));
+        assert.ok(second.ok && second.versionstamp > first.versionstamp);
+        assert.deepEqual((await kv.list(["k"])).map((e) => e.key), [["k", "a"]]);
+        await kv.delete(["k", "a"]);
+        assert.equal(await kv.get(["k", "a"]), null);
+      } finally {
+        kv.close();
+      }
+    }),
+);
+
+check(
+  "openSqlite() runs statements, and the metadata database opens on it",
+  () =>
+    withDir(async (dir) => {
+      const connection = await platform.openSqlite(":memory:");
+      try {
+        connection.exec("CREATE TABLE t (a INTEGER, b TEXT)");
+        connection.run("INSERT INTO t VALUES (?, ?)", [7, "seven"]);
+        assert.deepEqual(connection.rows("SELECT a, b FROM t", []), [[7, "seven"]]);
+      } finally {
+        connection.close();
+      }
+      using handle = await openMetadataDb(`${dir}/metadata.sqlite`, platform.openSqlite);
+      assert.equal(handle.driver, "node:sqlite");
+      assert.equal(handle.schemaVersion, SCHEMA_VERSION_LATEST);
+    }),
+);
+
+check(
+  "clock: monotonic time never goes back, wall time is now, timers fire and cancel",
+  async () => {
+    const { clock } = platform;
+    const wallBefore = Date.now();
+    const wall = clock.wallMs();
+    assert.ok(wall >= wallBefore && wall <= Date.now());
+    let last = clock.monotonicMs();
+    for (let i = 0; i < 1000; i++) {
+      const now = clock.monotonicMs();
+      assert.ok(now >= last);
+      last = now;
+    }
+    let cancelledFired = false;
+    const cancel = clock.setTimer(1, () => (cancelledFired = true));
+    cancel();
+    const started = clock.monotonicMs();
+    const firedAfterMs = await new Promise<number>((resolve) =>
+      clock.setTimer(20, () => resolve(clock.monotonicMs() - started))
+    );
+    assert.ok(firedAfterMs >= 19, `fired after ${firedAfterMs} ms`); // timers round to 1 ms
+    assert.equal(cancelledFired, false);
+  },
+);
+
+Deno.test({
+  name: `${PREFIX} the same checks pass on Bun`,
+  ignore: platform.name !== "deno",
+  async fn() {
+    const child = spawn(
+      runtimeBinary("bun"),
+      ["test", "--timeout", "20000", "./runtime/platform/platform_conformance_test.ts"],
+      { cwd: REPO_ROOT, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    await using run = new ChildRun(child, "bun test platform_conformance_test.ts");
+    const exit = await run.exited;
+    const output = [...run.lines, ...run.stderr.join("").split("\n")].join("\n");
+    const passed = [
+      ...output.matchAll(/^\(pass\) Platform conformance: (.+?)(?: \[[\d.]+m?s\])?$/gm),
+    ]
+      .map((m) => m[1]);
+    assert.deepEqual(passed.sort(), [...CHECKS].sort(), output);
+    assert.equal(exit.code, 0, output);
+  },
+});
