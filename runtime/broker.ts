@@ -192,6 +192,7 @@ export class Broker implements BrokerClient {
       this.store.start();
     }
     this.schedule = new ScheduleService(this.store, {
+      files,
       dataDir: config.dataDir,
       nowMs: this.deps.nowMs,
       log,
@@ -200,6 +201,7 @@ export class Broker implements BrokerClient {
     });
     this.schedule.start();
     this.timers = new TimerService(this.store, {
+      files,
       dataDir: config.dataDir,
       nowMs: this.deps.nowMs,
       log,
@@ -1382,7 +1384,7 @@ export class Broker implements BrokerClient {
       brokerName: this.config.brokerName,
       writable: this.store.writable,
       flushDiskType: this.config.store.flushDiskType,
-      commitLogMaxOffset: this.store.commitLog.wroteOffset,
+      commitLogMaxOffset: this.store.maxPhysicalOffset,
       runtime: this.deps.runtime,
       scheduled: this.#scheduledStats(),
     });
@@ -1405,9 +1407,9 @@ export class Broker implements BrokerClient {
   metrics(): string {
     const lines = [
       "# TYPE mq_commitlog_max_offset gauge",
-      `mq_commitlog_max_offset ${this.store.commitLog.wroteOffset}`,
+      `mq_commitlog_max_offset ${this.store.maxPhysicalOffset}`,
       "# TYPE mq_commitlog_flushed_offset gauge",
-      `mq_commitlog_flushed_offset ${this.store.groupCommit.flushedOffset}`,
+      `mq_commitlog_flushed_offset ${this.store.stats().flushedOffset}`,
       "# TYPE mq_held_pulls gauge",
       `mq_held_pulls ${this.holds.held}`,
       "# TYPE mq_store_writable gauge",

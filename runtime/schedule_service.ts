@@ -9,7 +9,7 @@
 import type { MessageStore } from "../storage/message_store.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
 import { PROPERTY_DELAY, SCHEDULE_TOPIC } from "../storage/dispatch_request.ts";
-import { readWholeFile, writeFileAtomic } from "../storage/file_port.ts";
+import { type FilePort, readWholeFile, writeFileAtomic } from "../storage/file_port.ts";
 import type { Logger } from "./log.ts";
 
 export const PROPERTY_REAL_TOPIC = "REAL_TOPIC";
@@ -65,6 +65,8 @@ export class ScheduleService {
   constructor(
     private readonly store: MessageStore,
     private readonly options: {
+      /** Where delayOffset.json is kept. */
+      files: FilePort;
       dataDir: string;
       nowMs: () => number;
       log: Logger;
@@ -91,7 +93,7 @@ export class ScheduleService {
   }
 
   start(): void {
-    const bytes = readWholeFile(this.store.files, this.#path);
+    const bytes = readWholeFile(this.options.files, this.#path);
     if (bytes) {
       const saved = JSON.parse(new TextDecoder().decode(bytes)) as {
         offsetTable: Record<string, number>;
@@ -124,7 +126,7 @@ export class ScheduleService {
     const offsetTable: Record<string, number> = {};
     this.#offsets.forEach((o, i) => offsetTable[String(i + 1)] = o);
     await writeFileAtomic(
-      this.store.files,
+      this.options.files,
       this.#path,
       new TextEncoder().encode(JSON.stringify({ offsetTable })),
     );
@@ -151,7 +153,9 @@ export class ScheduleService {
         const min = this.store.getMinOffsetInQueue(SCHEDULE_TOPIC, level);
         if (this.#offsets[level] < min) this.#offsets[level] = min;
         if (this.#offsets[level] >= max) return; // idle until the next arrival
-        const units = this.store.consumeQueues.find(SCHEDULE_TOPIC, level)!.range(
+        const units = this.store.queueUnits(
+          SCHEDULE_TOPIC,
+          level,
           this.#offsets[level],
           BATCH_MAX,
         );

@@ -97,7 +97,7 @@ export class ReplicationMaster {
     this.#epochs = options.epochs;
     this.#nowMs = options.nowMs;
     this.#log = options.log ?? (() => {});
-    this.config = replicationConfig(options.config, options.store.config.maxMessageSize + 65_536);
+    this.config = replicationConfig(options.config, options.store.recordBytesMax);
   }
 
   get port(): number {
@@ -360,9 +360,7 @@ export class ReplicationMaster {
     if (hs.minOffset === hs.maxOffset) {
       // An empty slave copies what the master keeps, or only its newest segment (RocketMQ
       // classic mode always does the latter).
-      const start = hs.syncFromLastFile
-        ? (store.commitLog.segments.at(-1)?.startOffset ?? min)
-        : min;
+      const start = hs.syncFromLastFile ? store.lastSegmentOffset : min;
       return reply("OK", hs.maxOffset, start);
     }
     const point = findConsistentPoint(this.#epochs.entries, max, hs.entries, hs.maxOffset);

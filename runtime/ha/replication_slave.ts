@@ -94,7 +94,7 @@ export class ReplicationSlave {
     this.#log = options.log ?? (() => {});
     this.#master = options.master;
     this.#highestEpoch = Math.max(options.fenceEpoch ?? 0, options.epochs.lastEpoch);
-    this.config = replicationConfig(options.config, options.store.config.maxMessageSize + 65_536);
+    this.config = replicationConfig(options.config, options.store.recordBytesMax);
   }
 
   get state(): SlaveState {
@@ -344,7 +344,7 @@ export class ReplicationSlave {
       }
       await this.#epochs.truncateFrom(reply.truncateOffset);
       // Acknowledge only what is durable: a record written before a lost link may not be.
-      if (store.config.flushDiskType === "SYNC_FLUSH") await store.groupCommit.idle();
+      await store.durable();
       if (!store.writable) {
         throw new ReplicationError("REPLICA_APPLY_FAILED", "The local store is not writable");
       }

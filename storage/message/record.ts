@@ -361,6 +361,9 @@ export function stampRecord(
   setLong(target, at + storeTimestampAt(target.getInt32(at + 36)), storeTimestamp);
 }
 
+/** parseRecord's reason for a whole record whose body fails its CRC. */
+export const BODY_CRC_MISMATCH = "body CRC mismatch";
+
 export type ParseResult =
   | { kind: "record"; size: number; record: MessageRecord }
   | { kind: "blank"; size: number }
@@ -405,7 +408,7 @@ export function parseRecord(
       record.physicalOffset !== options.expectedPhysicalOffset
     ) return { kind: "corrupt", reason: "physical offset mismatch" };
     if (options.checkCrc && bodyCrc32(record.body) !== record.bodyCrc) {
-      return { kind: "corrupt", reason: "body CRC mismatch" };
+      return { kind: "corrupt", reason: BODY_CRC_MISMATCH };
     }
     return { kind: "record", size, record };
   } catch {
