@@ -6,31 +6,18 @@ import type { FilePort } from "./file_port.ts";
 import { joinPath } from "./file_port.ts";
 import type { StoreConfig } from "./config.ts";
 import type { CqUnit } from "./consume_queue/consume_queue.ts";
-import { StoreCheckpoint } from "./checkpoint.ts";
 import type { CommitLogChunk } from "./commit_log/replica_io.ts";
-import {
-  type MessageInput,
-  type MessageRecord,
-  type PreparedRecord,
-  prepareRecord,
-} from "./message/record.ts";
-import {
-  buildsConsumeQueue,
-  consumeQueueTagsCode,
-  keysOf,
-  PROPERTY_KEYS,
-  PROPERTY_UNIQ_KEY,
-} from "./dispatch_request.ts";
+import { type MessageInput, type MessageRecord, prepareRecord } from "./message/record.ts";
 import { createStoreCore, type StoreCore } from "./store_core.ts";
+import { closeStore, openStore } from "./store_lifecycle.ts";
+import { putPrepared } from "./put_message.ts";
 import { MessageReader } from "./message_reader.ts";
-import { recoverStore, type RecoveryReport } from "./recovery.ts";
+import type { RecoveryReport } from "./recovery.ts";
 import { Retention } from "./retention.ts";
 import { appendReplicated, readCommitLogBytes } from "./ha/replica_apply.ts";
 import { truncateCommitLogTo } from "./ha/replica_truncate.ts";
-import { readTruncateMarker, removeTruncateMarker } from "./ha/truncate_marker.ts";
 import type {
   ArrivalListener,
-  Durability,
   GetMessageResult,
   MessageFilter,
   PutResult,
@@ -156,44 +143,13 @@ export class MessageStore {
 
   /** Opens the folder, recovers (printing progress on long scans) and marks the run unclean. */
   async open(): Promise<RecoveryReport> {
-    const core = this.#core;
-    const { files, root, commitLog, groupCommit, dispatcher, config } = core;
-    files.mkdirp(root);
-    const abnormal = files.exists(this.abortPath);
-    commitLog.load();
-    core.consumeQueues.load();
-    core.index.load();
-    const checkpoint = new StoreCheckpoint(files, joinPath(root, "checkpoint"), root);
-    core.checkpoints.file = checkpoint;
-    const truncateTo = readTruncateMarker(files, root);
-    const report = await recoverStore({
-      store: core,
-      checkpoint: checkpoint.read(),
-      abnormal,
-      log: core.log,
-      dispatch: (req) => dispatcher.dispatchOne(req),
-      truncateTo,
+    this.recovery = await openStore(this.#core, {
+      abortPath: this.abortPath,
+      onWritten: (wrote) => {
+        for (const listener of this.#writtenListeners) listener(wrote);
+      },
     });
-    core.sequencer.clear();
-    this.recovery = report;
-    dispatcher.resetTo(report.endOffset);
-    groupCommit.reset(report.endOffset);
-    core.sequencer.noteStoreTimestamp(report.lastStoreTimestamp);
-    commitLog.onWritten((wrote) => {
-      if (config.flushDiskType === "ASYNC_FLUSH") dispatcher.dispatchSafely(wrote);
-      for (const listener of this.#writtenListeners) listener(wrote);
-    });
-    groupCommit.onFlushed((flushed) => {
-      if (config.flushDiskType === "SYNC_FLUSH") dispatcher.dispatchSafely(flushed);
-    });
-    const abort = files.open(this.abortPath, { create: true });
-    abort.close();
-    await files.syncDir(root);
-    core.gate.open = true;
-    await this.checkpoint();
-    // Only now is the cut durable everywhere (CommitLog, ConsumeQueues, index, checkpoint).
-    if (truncateTo !== undefined) await removeTruncateMarker(files, root);
-    return report;
+    return this.recovery;
   }
 
   /** Starts the background loops: async flush, checkpoint, retention. Stopped by close(). */
@@ -218,7 +174,7 @@ export class MessageStore {
   /** Appends one message; resolves when it is written (ASYNC_FLUSH) or flushed (SYNC_FLUSH). */
   putMessage(input: MessageInput): Promise<PutResult> {
     try {
-      return this.#put(prepareRecord(input, this.#core.config.maxMessageSize));
+      return putPrepared(this.#core, prepareRecord(input, this.#core.config.maxMessageSize));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -227,55 +183,6 @@ export class MessageStore {
   /** Appends several messages written together; each settles on its own (one bad item fails alone). */
   putMessages(inputs: MessageInput[]): Promise<PutResult>[] {
     return inputs.map((input) => this.putMessage(input));
-  }
-
-  #put(prepared: PreparedRecord): Promise<PutResult> {
-    const { gate, sequencer, commitLog, groupCommit } = this.#core;
-    gate.check();
-    // PREPARED and ROLLBACK records get no ConsumeQueue unit and QUEUEOFFSET 0 (RocketMQ),
-    // as recovery and replicas derive from the record's SYSFLAG.
-    const sysFlag = prepared.sysFlag;
-    const inQueue = buildsConsumeQueue(sysFlag);
-    const queues = inQueue ? sequencer.queuesOf(prepared.topic) : undefined;
-    const queueOffset = queues === undefined
-      ? 0
-      : sequencer.queueOffsetOf(queues, prepared.topic, prepared.queueId);
-    const storeTimestamp = sequencer.nextStoreTimestamp(this.#core.nowMs());
-    const position = commitLog.append(prepared, queueOffset, storeTimestamp);
-    queues?.set(prepared.queueId, queueOffset + 1);
-    const props = prepared.properties;
-    this.#core.dispatcher.push({
-      topic: prepared.topic,
-      queueId: prepared.queueId,
-      commitLogOffset: position.physicalOffset,
-      msgSize: position.size,
-      tagsCode: consumeQueueTagsCode(
-        prepared.topic,
-        props,
-        storeTimestamp,
-        this.#core.delayLevelsMs,
-      ),
-      storeTimestamp,
-      consumeQueueOffset: queueOffset,
-      keys: keysOf(props.get(PROPERTY_KEYS)),
-      uniqKey: props.get(PROPERTY_UNIQ_KEY),
-      sysFlag,
-    });
-    const end = position.physicalOffset + position.size;
-    const result = (durability: Durability): PutResult => ({
-      topic: prepared.topic,
-      queueId: prepared.queueId,
-      queueOffset,
-      commitLogOffset: position.physicalOffset,
-      size: position.size,
-      storeTimestamp,
-      durability,
-    });
-    const written = gate.scheduleWrite();
-    if (this.#core.config.flushDiskType === "SYNC_FLUSH") {
-      return written.then(() => groupCommit.waitFlushed(end)).then(() => result("FLUSHED"));
-    }
-    return written.then(() => result(end <= groupCommit.flushedOffset ? "FLUSHED" : "WRITTEN"));
   }
 
   /**
@@ -371,26 +278,9 @@ export class MessageStore {
 
   /** Clean shutdown: write what is gathered, flush, checkpoint, remove the abort file. */
   async close(): Promise<void> {
-    const { gate, groupCommit, dispatcher, checkpoints, files, root } = this.#core;
-    if (!gate.open) return;
+    if (!this.#core.gate.open) return;
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
-    await gate.drain();
-    await groupCommit.idle();
-    const clean = !gate.failed;
-    if (clean) {
-      dispatcher.dispatchUpTo(groupCommit.flushedOffset);
-      await checkpoints.running;
-      await this.checkpoint();
-    }
-    gate.open = false;
-    await this.#core.commitLog.close();
-    this.#core.consumeQueues.close();
-    await this.#core.index.close().catch(() => {});
-    checkpoints.file?.close();
-    if (clean && dispatcher.pending === 0) {
-      files.remove(this.abortPath);
-      await files.syncDir(root);
-    }
+    await closeStore(this.#core, this.abortPath);
   }
 }
