@@ -83,6 +83,7 @@ export class MessageReader {
       )
       : options.maxMsgNums;
     const units = cq.range(offset, scanMax);
+    const commitLog = this.parts.commitLog;
     // Without a filter the records to read are known: one buffer holds them all (an
     // ArrayBuffer per record cost ~1 µs each on Deno). With one, each gets its own.
     let arena: Uint8Array | undefined, arenaAt = 0;
@@ -102,7 +103,7 @@ export class MessageReader {
       next = unit.queueOffset + 1;
       if (tagCodes && !tagCodes.has(unit.tagsCode | 0)) continue;
       const into = arena?.subarray(arenaAt, arenaAt += unit.size);
-      const parsed = this.parts.commitLog.readRecord(unit.commitLogOffset, unit.size, into);
+      const parsed = commitLog.readRecord(unit.commitLogOffset, unit.size, into);
       if (parsed.kind !== "record") {
         this.#readFailed(
           unit.commitLogOffset,
