@@ -195,8 +195,8 @@ export class MessageStore {
 
   /**
    * Resolves once what was written is as durable as this store's flush mode promises: under
-   * SYNC_FLUSH when no fdatasync is in flight or due (a replica acknowledges only that);
-   * under ASYNC_FLUSH at once.
+   * SYNC_FLUSH when everything written is fdatasynced or flushing failed (then `writable`
+   * is false), so a replica acknowledges only what is durable; under ASYNC_FLUSH at once.
    */
   async durable(): Promise<void> {
     if (this.#core.config.flushDiskType === "SYNC_FLUSH") await this.#core.groupCommit.idle();
