@@ -1,7 +1,8 @@
 // toWireMessage(): a body goes out as UTF-8 text when it is text, else as base64, and
 // decodes back to the stored bytes either way.
 import assert from "node:assert/strict";
-import { type MessageInput, parseRecord, prepareRecord } from "../storage/message/record.ts";
+import { type MessageInput, prepareRecord } from "../storage/message/record.ts";
+import { parseRecord } from "../storage/message/record_decode.ts";
 import { fromBase64, toWireMessage } from "./wire.ts";
 
 const host = { ip: new Uint8Array([127, 0, 0, 1]), port: 1 };

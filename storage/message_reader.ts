@@ -14,7 +14,8 @@ import {
 } from "./dispatch_request.ts";
 import { CorruptRecordError } from "./errors.ts";
 import type { IndexService } from "./index/index_service.ts";
-import { BODY_CRC_MISMATCH, type MessageRecord, storeTimestampAt } from "./message/record.ts";
+import { type MessageRecord, storeTimestampAt } from "./message/record.ts";
+import { BODY_CRC_MISMATCH } from "./message/record_decode.ts";
 import type { GetMessageResult, MessageFilter, StoredMessage, StoreLog } from "./store_types.ts";
 
 /** Bytes of ConsumeQueue units a filtered pull scans at least (RocketMQ: 16000). */

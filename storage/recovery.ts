@@ -13,7 +13,7 @@
 // purpose (a divergent tail), so the scan stops there and the cut is completed.
 import { CorruptRecordError } from "./errors.ts";
 import { readFully } from "./file_port.ts";
-import { parseRecord } from "./message/record.ts";
+import { parseRecord } from "./message/record_decode.ts";
 import { buildsConsumeQueue, type DispatchRequest, dispatchRequestOf } from "./dispatch_request.ts";
 import type { CheckpointState } from "./checkpoint.ts";
 import type { StoreConfig } from "./config.ts";
