@@ -60,7 +60,7 @@ export class MessageStore {
   readonly #retention: Retention;
   #timers: ReturnType<typeof setInterval>[] = [];
   #writtenListeners = new Set<(wroteOffset: number) => void>();
-  recovery: RecoveryReport | undefined;
+  #recovery: RecoveryReport | undefined;
 
   constructor(options: MessageStoreOptions) {
     const log = options.log ?? (() => {});
@@ -73,6 +73,10 @@ export class MessageStore {
     });
   }
 
+  /** What the last open() recovered; undefined before it. */
+  get recovery(): RecoveryReport | undefined {
+    return this.#recovery;
+  }
   /** messageDelayLevel in ms: level N delays by delayLevelsMs[N - 1]. */
   get delayLevelsMs(): readonly number[] {
     return this.#core.delayLevelsMs;
@@ -143,13 +147,13 @@ export class MessageStore {
 
   /** Opens the folder, recovers (printing progress on long scans) and marks the run unclean. */
   async open(): Promise<RecoveryReport> {
-    this.recovery = await openStore(this.#core, {
+    this.#recovery = await openStore(this.#core, {
       abortPath: this.abortPath,
       onWritten: (wrote) => {
         for (const listener of this.#writtenListeners) listener(wrote);
       },
     });
-    return this.recovery;
+    return this.#recovery;
   }
 
   /** Starts the background loops: async flush, checkpoint, retention. Stopped by close(). */
