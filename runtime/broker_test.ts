@@ -80,21 +80,21 @@ Deno.test("Broker.produce() asks the replication gate on every write and passes 
     ]);
     assert.equal(first.replicas, 3);
     assert.equal(first.queueOffset, 0);
-    const end = broker.store.commitLog.wroteOffset;
+    const end = broker.store.maxPhysicalOffset;
     assert.deepEqual(calls, ["checkWritable", `confirm ${end}`]);
 
     confirmWith = timeout;
     calls.length = 0;
     await assert.rejects(broker.produce("t", { body }), (err) => err === timeout);
-    assert.deepEqual(calls, ["checkWritable", `confirm ${broker.store.commitLog.wroteOffset}`]);
+    assert.deepEqual(calls, ["checkWritable", `confirm ${broker.store.maxPhysicalOffset}`]);
 
     refuse = true;
     calls.length = 0;
-    const before = broker.store.commitLog.wroteOffset;
+    const before = broker.store.maxPhysicalOffset;
     const refused = broker.produce("t", { body }); // a promise, not a throw
     await assert.rejects(refused, (err) => err === notLeader);
     assert.deepEqual(calls, ["checkWritable"]);
-    assert.equal(broker.store.commitLog.wroteOffset, before);
+    assert.equal(broker.store.maxPhysicalOffset, before);
   });
 });
 

@@ -9,8 +9,8 @@
 // A crash between publishing a tick and recording it publishes it again on restart with
 // "fire_once" (at-least-once); each tick carries the Idempotency-Key cron:{id}:{tickMs}.
 import { Cron } from "croner";
-import { eq } from "drizzle-orm";
-import { cronSchedule, type MetadataDb } from "../storage/metadata/schema.ts";
+import type { MetadataDb } from "../storage/metadata/schema.ts";
+import { CronScheduleRepo, type CronScheduleRow } from "../storage/metadata/cron_schedule_repo.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type {
   CronScheduleInput,
@@ -32,7 +32,7 @@ interface StoredMessage {
   contentType?: string;
 }
 
-type Row = typeof cronSchedule.$inferSelect;
+type Row = CronScheduleRow;
 
 /** The first tick strictly after `afterMs`, or undefined if the expression never fires again. */
 export function nextTickMs(cron: string, timeZone: string, afterMs: number): number | undefined {
@@ -64,6 +64,7 @@ export class CronService {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
   #firing: Promise<void> = Promise.resolve();
+  readonly #repo: CronScheduleRepo;
 
   constructor(
     private readonly options: {
@@ -74,10 +75,12 @@ export class CronService {
       schedulesMax: number;
       newId: () => string;
     },
-  ) {}
+  ) {
+    this.#repo = new CronScheduleRepo(options.db);
+  }
 
   async start(): Promise<void> {
-    for (const row of await this.options.db.select().from(cronSchedule)) {
+    for (const row of await this.#repo.all()) {
       this.#rows.set(row.scheduleId, row);
     }
     const now = this.options.nowMs();
@@ -126,7 +129,7 @@ export class CronService {
       createdAtMs: now,
       updatedAtMs: now,
     };
-    await this.options.db.insert(cronSchedule).values(row);
+    await this.#repo.insert(row);
     this.#rows.set(row.scheduleId, row);
     this.#plan();
     return this.#view(row);
@@ -152,11 +155,7 @@ export class CronService {
       updatedAtMs: now,
       lastTickMs: paused ? row.lastTickMs : Math.max(row.lastTickMs ?? 0, now),
     };
-    await this.options.db.update(cronSchedule).set({
-      paused,
-      updatedAtMs: now,
-      lastTickMs: next.lastTickMs,
-    }).where(eq(cronSchedule.scheduleId, id));
+    await this.#repo.setPaused(id, { paused, updatedAtMs: now, lastTickMs: next.lastTickMs });
     this.#rows.set(id, next);
     this.#plan();
     return this.#view(next);
@@ -164,7 +163,7 @@ export class CronService {
 
   async delete(id: string): Promise<void> {
     this.#find(id);
-    await this.options.db.delete(cronSchedule).where(eq(cronSchedule.scheduleId, id));
+    await this.#repo.delete(id);
     this.#rows.delete(id);
     this.#plan();
   }
@@ -242,9 +241,7 @@ export class CronService {
   async #record(row: Row, tickMs: number) {
     const current = this.#rows.get(row.scheduleId);
     if (!current) return;
-    await this.options.db.update(cronSchedule).set({ lastTickMs: tickMs }).where(
-      eq(cronSchedule.scheduleId, row.scheduleId),
-    );
+    await this.#repo.setLastTick(row.scheduleId, tickMs);
     this.#rows.set(row.scheduleId, { ...current, lastTickMs: tickMs });
   }
 }

@@ -14,7 +14,7 @@ import {
 } from "../storage/message/message_const.ts";
 import type { MessageStore } from "../storage/message_store.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
-import { readWholeFile, writeFileAtomic } from "../storage/file_port.ts";
+import { type FilePort, readWholeFile, writeFileAtomic } from "../storage/file_port.ts";
 import type { Logger } from "./log.ts";
 
 /** Properties that only mean something while a message waits. */
@@ -68,6 +68,8 @@ export class ScheduleService {
   constructor(
     private readonly store: MessageStore,
     private readonly options: {
+      /** Where delayOffset.json is kept. */
+      files: FilePort;
       dataDir: string;
       nowMs: () => number;
       log: Logger;
@@ -94,7 +96,7 @@ export class ScheduleService {
   }
 
   start(): void {
-    const bytes = readWholeFile(this.store.files, this.#path);
+    const bytes = readWholeFile(this.options.files, this.#path);
     if (bytes) {
       const saved = JSON.parse(new TextDecoder().decode(bytes)) as {
         offsetTable: Record<string, number>;
@@ -127,7 +129,7 @@ export class ScheduleService {
     const offsetTable: Record<string, number> = {};
     this.#offsets.forEach((o, i) => offsetTable[String(i + 1)] = o);
     await writeFileAtomic(
-      this.store.files,
+      this.options.files,
       this.#path,
       new TextEncoder().encode(JSON.stringify({ offsetTable })),
     );
@@ -154,7 +156,9 @@ export class ScheduleService {
         const min = this.store.getMinOffsetInQueue(SCHEDULE_TOPIC, level);
         if (this.#offsets[level] < min) this.#offsets[level] = min;
         if (this.#offsets[level] >= max) return; // idle until the next arrival
-        const units = this.store.consumeQueues.find(SCHEDULE_TOPIC, level)!.range(
+        const units = this.store.queueUnits(
+          SCHEDULE_TOPIC,
+          level,
           this.#offsets[level],
           BATCH_MAX,
         );

@@ -25,6 +25,7 @@ import {
   TIMER_TOPIC,
 } from "../storage/message/message_const.ts";
 import type { MessageStore } from "../storage/message_store.ts";
+import type { FilePort } from "../storage/file_port.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
 import { TimerStore } from "../storage/timer/timer_store.ts";
 import type { TimerStoreConfig } from "../storage/timer/timer_config.ts";
@@ -36,6 +37,8 @@ import { restoreRealMessage } from "./schedule_service.ts";
 const FEED_BATCH_MAX = 4096;
 
 export interface TimerServiceOptions {
+  /** Where the timer store's files are kept. */
+  files: FilePort;
   dataDir: string;
   nowMs: () => number;
   log: Logger;
@@ -79,7 +82,7 @@ export class TimerService {
 
   async start(): Promise<void> {
     this.#timers = await TimerStore.open({
-      files: this.store.files,
+      files: this.options.files,
       dir: `${this.options.dataDir}/timer`,
       nowMs: this.options.nowMs(),
       config: this.options.timer,
@@ -222,12 +225,11 @@ export class TimerService {
   #feed() {
     const timers = this.#timers;
     if (!timers) return;
-    const cq = this.store.consumeQueues.find(TIMER_TOPIC, 0);
-    if (!cq) return;
+    const store = this.store;
     const now = this.options.nowMs();
-    this.#fed = Math.max(this.#fed, cq.minOffset);
-    while (this.#fed < cq.maxOffset) {
-      const units = cq.range(this.#fed, FEED_BATCH_MAX);
+    this.#fed = Math.max(this.#fed, store.getMinOffsetInQueue(TIMER_TOPIC, 0));
+    while (this.#fed < store.getMaxOffsetInQueue(TIMER_TOPIC, 0)) {
+      const units = store.queueUnits(TIMER_TOPIC, 0, this.#fed, FEED_BATCH_MAX);
       if (units.length === 0) return;
       for (const unit of units) {
         const record = this.store.lookMessageByOffset(unit.commitLogOffset);

@@ -2,7 +2,8 @@
 // decodes back to the stored bytes either way.
 import { PROPERTY_TAGS, PROPERTY_UNIQ_KEY } from "../storage/message/message_const.ts";
 import assert from "node:assert/strict";
-import { type MessageInput, parseRecord, prepareRecord } from "../storage/message/record.ts";
+import { type MessageInput, prepareRecord } from "../storage/message/record.ts";
+import { parseRecord } from "../storage/message/record_decode.ts";
 import { fromBase64, toWireMessage } from "./wire.ts";
 import { pickPlatform } from "./platform/pick.ts";
 

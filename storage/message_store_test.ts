@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { SimDisk } from "./sim_disk.ts";
 import { MessageStore, type PutResult } from "./message_store.ts";
-import { seededRandom, smallStoreConfig, testMessage } from "./testing.ts";
+import { seededRandom, smallStoreConfig, storeCore, testMessage } from "./testing.ts";
 import type { StoreConfig } from "./config.ts";
 import { StoreError } from "./errors.ts";
 
@@ -128,19 +128,19 @@ Deno.test("Retention deletes expired segments at deleteWhen and derived files be
   });
   await store.open();
   for (let i = 0; i < 40; i++) await store.putMessage(testMessage("T", 0, new Uint8Array(900)));
-  const segmentsBefore = store.commitLog.segments.length;
+  const segmentsBefore = store.stats().segments;
   assert.ok(segmentsBefore >= 4);
   now += 73 * hour; // 04:00 three days later: files written at 03:00 have expired
   await store.putMessage(testMessage("T", 0, new Uint8Array(900)));
   // The newest write refreshed only the last segment's mtime.
   const deleted = await store.deleteExpiredFiles(false);
   assert.equal(deleted, Math.min(segmentsBefore - 1, 10));
-  assert.ok(store.commitLog.minOffset > 0);
+  assert.ok(store.minPhysicalOffset > 0);
   const minQueueOffset = store.getMinOffsetInQueue("T", 0);
   assert.ok(minQueueOffset > 0);
   const first = store.getMessage("T", 0, minQueueOffset, { maxMsgNums: 1, maxBytes: 1 << 20 });
   assert.equal(first.status, "FOUND");
-  assert.ok(first.messages[0].record.physicalOffset >= store.commitLog.minOffset);
+  assert.ok(first.messages[0].record.physicalOffset >= store.minPhysicalOffset);
   assert.equal(
     store.getMessage("T", 0, 0, { maxMsgNums: 1, maxBytes: 1 << 20 }).status,
     "OFFSET_TOO_SMALL",
@@ -311,7 +311,7 @@ Deno.test("MessageStore.getMessage() pages through interleaved queues across seg
   // holds only the newest segment.
   const first = store.getMessage("T", 0, 0, { maxMsgNums: 3, maxBytes: 1 << 20 });
   const victim = first.messages[1].record;
-  const segment = store.commitLog.findSegment(victim.physicalOffset)!;
+  const segment = storeCore(store).commitLog.findSegment(victim.physicalOffset)!;
   const at = victim.physicalOffset - segment.startOffset + victim.totalSize - 1;
   segment.file.writeAt(new Uint8Array([0xff ^ victim.body.at(-1)!]), at);
   const again = store.getMessage("T", 0, 0, { maxMsgNums: 3, maxBytes: 1 << 20 });

@@ -13,10 +13,14 @@
 // purpose (a divergent tail), so the scan stops there and the cut is completed.
 import { CorruptRecordError } from "./errors.ts";
 import { readFully } from "./file_port.ts";
-import { parseRecord } from "./message/record.ts";
+import { parseRecord } from "./message/record_decode.ts";
 import { buildsConsumeQueue, type DispatchRequest, dispatchRequestOf } from "./dispatch_request.ts";
 import type { CheckpointState } from "./checkpoint.ts";
-import type { MessageStore, StoreLog } from "./message_store.ts";
+import type { StoreConfig } from "./config.ts";
+import type { CommitLog } from "./commit_log/commit_log.ts";
+import type { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
+import type { IndexService } from "./index/index_service.ts";
+import type { StoreLog } from "./store_types.ts";
 
 const SCAN_BLOCK_BYTES = 1024 * 1024;
 const PROGRESS_EVERY_BYTES = 256 * 1024 * 1024;
@@ -35,8 +39,18 @@ export interface RecoveryReport {
   lastStoreTimestamp: number;
 }
 
+/** The parts of the store recovery reads and repairs. */
+export interface RecoveryParts {
+  commitLog: CommitLog;
+  consumeQueues: ConsumeQueueStore;
+  index: IndexService;
+  config: Pick<StoreConfig, "refuseCorruptionBelowCheckpoint">;
+  delayLevelsMs: readonly number[];
+  recordBytesMax: number;
+}
+
 export interface RecoverArgs {
-  store: MessageStore;
+  store: RecoveryParts;
   checkpoint: CheckpointState | undefined;
   abnormal: boolean;
   log: StoreLog;
@@ -87,7 +101,6 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
     await commitLog.truncateTo(scan.end);
   }
   for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(scan.end);
-  store.resetTopicQueueTable();
   // What recovery accepted must be durable before anyone is told it is (kill -9 leaves it
   // only in the page cache).
   for (const segment of commitLog.segmentsBetween(commitLog.minOffset, scan.end)) {
@@ -107,7 +120,7 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
 }
 
 function chooseStart(
-  store: MessageStore,
+  store: RecoveryParts,
   checkpoint: CheckpointState | undefined,
   log: StoreLog,
 ): number {
@@ -141,14 +154,14 @@ interface ScanResult {
 }
 
 function scanFrom(
-  store: MessageStore,
+  store: RecoveryParts,
   start: number,
   limit: number,
   dispatch: (r: DispatchRequest) => void,
   log: StoreLog,
 ): ScanResult {
   const commitLog = store.commitLog;
-  const recordBytesMax = store.config.maxMessageSize + 65_536;
+  const recordBytesMax = store.recordBytesMax;
   let pos = start, records = 0, lastStoreTimestamp = 0, nextProgress = start + PROGRESS_EVERY_BYTES;
   const stop = (damage?: string): ScanResult => ({ end: pos, records, damage, lastStoreTimestamp });
   let block: Uint8Array = new Uint8Array(0), blockStart = 0;
@@ -211,7 +224,7 @@ function scanFrom(
 }
 
 /** Zeroes bytes after `end` in its segment up to the first all-zero block, then syncs. */
-async function zeroTail(store: MessageStore, end: number) {
+async function zeroTail(store: RecoveryParts, end: number) {
   const segment = store.commitLog.findSegment(end);
   if (!segment) return;
   let pos = end - segment.startOffset;

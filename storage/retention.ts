@@ -4,13 +4,30 @@
 // on request. Never the segment being written; at most deleteFileBatchMax per run; it
 // stops at the first segment that has not expired. ConsumeQueue and index files that only
 // point below the new minimum go with them. Clock and disk use are injected.
-import type { MessageStore, StoreLog } from "./message_store.ts";
+import type { StoreConfig } from "./config.ts";
+import type { FilePort } from "./file_port.ts";
+import type { CommitLog } from "./commit_log/commit_log.ts";
+import type { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
+import type { IndexService } from "./index/index_service.ts";
+import type { StoreLog } from "./store_types.ts";
 
 const HOUR_MS = 3_600_000;
 
+/** The parts of the store retention reads and deletes from. */
+export interface RetentionParts {
+  files: FilePort;
+  config: StoreConfig;
+  commitLog: CommitLog;
+  consumeQueues: ConsumeQueueStore;
+  index: IndexService;
+  /** Writes are refused while the disk is nearly full. */
+  gate: { diskFull: boolean };
+  dispatcher: { readonly dispatchedOffset: number };
+}
+
 export class Retention {
   constructor(
-    private readonly store: MessageStore,
+    private readonly store: RetentionParts,
     private readonly options: { nowMs: () => number; diskUsedRatio: () => number; log: StoreLog },
   ) {}
 
@@ -22,11 +39,11 @@ export class Retention {
     const warning = clamp(config.diskSpaceWarningLevelRatio, 35, 90);
     const forcibly = used > clamp(config.diskSpaceCleanForciblyRatio, 30, 85);
     const high = used > clamp(config.diskMaxUsedSpaceRatio, 10, 95);
-    const wasFull = this.store.diskFull;
-    this.store.diskFull = used > warning;
-    if (this.store.diskFull !== wasFull) {
+    const wasFull = this.store.gate.diskFull;
+    this.store.gate.diskFull = used > warning;
+    if (this.store.gate.diskFull !== wasFull) {
       this.options.log(
-        this.store.diskFull ? "error" : "info",
+        this.store.gate.diskFull ? "error" : "info",
         "disk use crossed diskSpaceWarningLevelRatio",
         { used, warning },
       );
@@ -41,7 +58,7 @@ export class Retention {
     while (deleted < config.deleteFileBatchMax && log.segments.length > 1) {
       const oldest = log.segments[0];
       // The segment holding the write position is never deleted.
-      if (oldest.endOffset > this.store.dispatchedOffset) break;
+      if (oldest.endOffset > this.store.dispatcher.dispatchedOffset) break;
       const expired = this.store.files.modifiedMs(oldest.file.path) + reservedMs <= now;
       if (!expired && !forcibly) break;
       log.removeOldest();

@@ -2,6 +2,8 @@
 // settings. Not used by production code.
 import { defaultStoreConfig, type StoreConfig } from "./config.ts";
 import type { MessageInput } from "./message/record.ts";
+import { type MessageStore, STORE_CORE } from "./message_store.ts";
+import type { StoreCore } from "./store_core.ts";
 
 /** mulberry32: a tiny seeded PRNG, so a failing seed reproduces exactly. */
 export function seededRandom(seed: number): () => number {
@@ -45,4 +47,9 @@ export function testMessage(
     bornHost: LOOPBACK,
     storeHost: LOOPBACK,
   };
+}
+
+/** A store's parts (CommitLog segments, ConsumeQueues), for tests that check files directly. */
+export function storeCore(store: MessageStore): StoreCore {
+  return store[STORE_CORE]();
 }

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { MIB } from "../../storage/config.ts";
 import type { MessageStore } from "../../storage/message_store.ts";
-import { seededRandom, testMessage } from "../../storage/testing.ts";
+import { seededRandom, storeCore, testMessage } from "../../storage/testing.ts";
 import { rawReadLoop, rawScan, rawWriteLoop, serialFsyncLoop } from "./baselines.ts";
 import { printSettings, readSettings, type Settings } from "./commit_log_settings.ts";
 import {
@@ -160,7 +160,7 @@ function readPhase({ s, out }: Run, store: MessageStore) {
   );
   const reads = readQueue(store, READ_TOPIC, s.msgBytes);
   const recordBytes = Number(out.record_bytes);
-  const segment = store.commitLog.segments[0].file.path;
+  const segment = storeCore(store).commitLog.segments[0].file.path;
   const rawCount = Math.min(reads.ops, Math.floor(s.segmentBytes / recordBytes));
   const rawReads = rawReadLoop(segment, recordBytes, rawCount);
   say(compareLine("getMessage x32", reads, "raw readSync, 1 per record", rawReads));

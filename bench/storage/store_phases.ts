@@ -7,7 +7,7 @@ import { defaultStoreConfig, type StoreConfig } from "../../storage/config.ts";
 import { MessageStore, type StoreLog } from "../../storage/message_store.ts";
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
 import type { RecoveryReport } from "../../storage/recovery.ts";
-import { testMessage } from "../../storage/testing.ts";
+import { storeCore, testMessage } from "../../storage/testing.ts";
 import { Progress, type Rate, rateOf, say, sleep, Yielder } from "../support.ts";
 
 /** Store log lines (recovery progress among them) go to the bench's output. */
@@ -66,7 +66,7 @@ export async function settleBackgroundWrites(
   store: MessageStore,
   timeoutMs = 120_000,
 ): Promise<number> {
-  const dir = store.commitLog.dir;
+  const dir = storeCore(store).commitLog.dir;
   const allocated = () => {
     let blocks = 0, preparing = false;
     for (const name of fs.readdirSync(dir)) {
@@ -93,7 +93,7 @@ export async function settleBackgroundWrites(
  * finish before a baseline runs, so the baseline does not share the disk with it.
  */
 export async function quiesce(store: MessageStore): Promise<void> {
-  await store.groupCommit.idle();
+  await storeCore(store).groupCommit.idle();
   await sleep(200);
 }
 
@@ -164,14 +164,14 @@ export async function crashAndRecover(run: RecoveryRun): Promise<RecoveryResult>
   // CommitLog's and ConsumeQueues' handles writes nothing new (every put has resolved, so
   // every byte is already in the page cache) and syncs nothing; it stops the background
   // zero-fill of the next segment, which would otherwise keep writing during the timed open.
-  await crashed.commitLog.close();
-  crashed.consumeQueues.close();
+  await storeCore(crashed).commitLog.close();
+  storeCore(crashed).consumeQueues.close();
 
   const recovered = makeStore(run.root, { ...run.patch, flushDiskType: "ASYNC_FLUSH" });
   const start = performance.now();
   const report = await recovered.open();
   const openSeconds = (performance.now() - start) / 1000;
-  const segmentPaths = recovered.commitLog.segments.map((s) => s.file.path);
+  const segmentPaths = storeCore(recovered).commitLog.segments.map((s) => s.file.path);
   await recovered.close();
   if (report.records !== total + 1) {
     throw new Error(`Cannot trust recovery: it found ${report.records} of ${total + 1} records`);

@@ -91,6 +91,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     holds.arriving(topic, queueId, maxOffset);
   });
   const schedule = new ScheduleService(store, {
+    files,
     dataDir: config.dataDir,
     nowMs,
     log,
@@ -100,6 +101,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   arrivals.registerSystemTopic(SCHEDULE_TOPIC, (_t, queueId) => schedule.arriving(queueId));
   schedule.start();
   const timers = new TimerService(store, {
+    files,
     dataDir: config.dataDir,
     nowMs,
     log,

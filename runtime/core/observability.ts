@@ -28,7 +28,7 @@ export class Observability {
       brokerName: this.d.brokerName,
       writable: store.writable,
       flushDiskType: this.d.flushDiskType,
-      commitLogMaxOffset: store.commitLog.wroteOffset,
+      commitLogMaxOffset: store.maxPhysicalOffset,
       runtime: this.d.runtime,
       scheduled: this.scheduledStats(),
     });
@@ -50,16 +50,19 @@ export class Observability {
   /** Prometheus text exposition of the broker's gauges. */
   metrics(): string {
     const { store } = this.d;
+    const stored = store.stats();
     const s = this.scheduledStats();
     const lines = [
       "# TYPE mq_commitlog_max_offset gauge",
-      `mq_commitlog_max_offset ${store.commitLog.wroteOffset}`,
+      `mq_commitlog_max_offset ${stored.wroteOffset}`,
       "# TYPE mq_commitlog_flushed_offset gauge",
-      `mq_commitlog_flushed_offset ${store.groupCommit.flushedOffset}`,
+      `mq_commitlog_flushed_offset ${stored.flushedOffset}`,
       "# TYPE mq_held_pulls gauge",
       `mq_held_pulls ${this.d.holds.held}`,
       "# TYPE mq_store_writable gauge",
-      `mq_store_writable ${store.writable ? 1 : 0}`,
+      `mq_store_writable ${stored.writable ? 1 : 0}`,
+      "# TYPE mq_store_corrupt_reads_total counter",
+      `mq_store_corrupt_reads_total ${stored.corruptReads}`,
       "# TYPE mq_topics gauge",
       `mq_topics ${this.d.topics.size}`,
       "# TYPE mq_timers_pending gauge",

@@ -13,7 +13,6 @@ import type { MessageStore, StoreLog } from "../../storage/message_store.ts";
 import { type EpochFile, findConsistentPoint } from "../../storage/ha/epoch_file.ts";
 import type { Frame, HandshakeFrame, HandshakeReplyFrame } from "./frames.ts";
 import { FrameLink } from "./replication_link.ts";
-import { recordBytesMax } from "../../storage/config.ts";
 import { type ReplicationConfig, replicationConfig } from "./replication_config.ts";
 import { ReplicationError } from "./replication_errors.ts";
 
@@ -98,7 +97,7 @@ export class ReplicationMaster {
     this.#epochs = options.epochs;
     this.#nowMs = options.nowMs;
     this.#log = options.log ?? (() => {});
-    this.config = replicationConfig(options.config, recordBytesMax(options.store.config));
+    this.config = replicationConfig(options.config, options.store.recordBytesMax);
   }
 
   get port(): number {
@@ -361,9 +360,7 @@ export class ReplicationMaster {
     if (hs.minOffset === hs.maxOffset) {
       // An empty slave copies what the master keeps, or only its newest segment (RocketMQ
       // classic mode always does the latter).
-      const start = hs.syncFromLastFile
-        ? (store.commitLog.segments.at(-1)?.startOffset ?? min)
-        : min;
+      const start = hs.syncFromLastFile ? store.lastSegmentOffset : min;
       return reply("OK", hs.maxOffset, start);
     }
     const point = findConsistentPoint(this.#epochs.entries, max, hs.entries, hs.maxOffset);

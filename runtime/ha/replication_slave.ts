@@ -15,7 +15,6 @@ import type { EpochFile } from "../../storage/ha/epoch_file.ts";
 import { HA_PROTOCOL_VERSION, type HandshakeReplyFrame, type TransferFrame } from "./frames.ts";
 import type { Frame } from "./frames.ts";
 import { FrameLink } from "./replication_link.ts";
-import { recordBytesMax } from "../../storage/config.ts";
 import { type ReplicationConfig, replicationConfig } from "./replication_config.ts";
 import { ReplicationError } from "./replication_errors.ts";
 
@@ -95,7 +94,7 @@ export class ReplicationSlave {
     this.#log = options.log ?? (() => {});
     this.#master = options.master;
     this.#highestEpoch = Math.max(options.fenceEpoch ?? 0, options.epochs.lastEpoch);
-    this.config = replicationConfig(options.config, recordBytesMax(options.store.config));
+    this.config = replicationConfig(options.config, options.store.recordBytesMax);
   }
 
   get state(): SlaveState {
@@ -345,7 +344,7 @@ export class ReplicationSlave {
       }
       await this.#epochs.truncateFrom(reply.truncateOffset);
       // Acknowledge only what is durable: a record written before a lost link may not be.
-      if (store.config.flushDiskType === "SYNC_FLUSH") await store.groupCommit.idle();
+      await store.durable();
       if (!store.writable) {
         throw new ReplicationError("REPLICA_APPLY_FAILED", "The local store is not writable");
       }

@@ -1,7 +1,7 @@
 // Webhook subscriptions: checking an API input into a stored subscription, and keeping
 // subscriptions in the metadata database (one row each; the settings as JSON).
-import { eq } from "drizzle-orm";
-import { type MetadataDb, webhookSubscription } from "../../storage/metadata/schema.ts";
+import type { MetadataDb } from "../../storage/metadata/schema.ts";
+import { WebhookSubscriptionRepo } from "../../storage/metadata/webhook_subscription_repo.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { SubscriptionInput, SubscriptionStatus } from "../protocol/types.ts";
 import type { StoredSubscription } from "./delivery_service.ts";
@@ -175,54 +175,50 @@ function checkHeaders(headers: unknown): Record<string, string> {
   return out;
 }
 
-type Row = typeof webhookSubscription.$inferSelect;
-
-/** Subscriptions in the metadata database. */
+/** Subscriptions in the metadata database (storage/metadata/webhook_subscription_repo.ts). */
 export class SubscriptionRepo {
-  constructor(private readonly db: MetadataDb) {}
+  readonly #table: WebhookSubscriptionRepo;
+
+  constructor(db: MetadataDb) {
+    this.#table = new WebhookSubscriptionRepo(db);
+  }
 
   async load(): Promise<StoredSubscription[]> {
-    const rows: Row[] = await this.db.select().from(webhookSubscription);
-    return rows.map((row) => ({
-      ...JSON.parse(row.configJson),
-      group: row.groupName,
-      topic: row.topicName,
-      status: row.status,
-      statusReason: row.statusReason,
-      createdAt: row.createdAtMs,
-      updatedAt: row.updatedAtMs,
+    const records = await this.#table.all();
+    return records.map((r) => ({
+      ...r.config as Omit<StoredSubscription, keyof typeof r>,
+      group: r.group,
+      topic: r.topic,
+      status: r.status,
+      statusReason: r.statusReason,
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
     }));
   }
 
-  async save(sub: StoredSubscription): Promise<void> {
+  save(sub: StoredSubscription): Promise<void> {
     const { group, topic, status, statusReason, createdAt, updatedAt, ...config } = sub;
-    const row = {
-      groupName: group,
-      topicName: topic,
-      configJson: JSON.stringify(config),
+    return this.#table.upsert({
+      group,
+      topic,
+      config,
       status,
       statusReason,
-      createdAtMs: createdAt,
-      updatedAtMs: updatedAt,
-    };
-    await this.db.insert(webhookSubscription).values(row).onConflictDoUpdate({
-      target: webhookSubscription.groupName,
-      set: row,
+      createdAt,
+      updatedAt,
     });
   }
 
-  async saveStatus(
+  saveStatus(
     group: string,
     status: SubscriptionStatus,
     reason: string | null,
     nowMs: number,
   ): Promise<void> {
-    await this.db.update(webhookSubscription)
-      .set({ status, statusReason: reason, updatedAtMs: nowMs })
-      .where(eq(webhookSubscription.groupName, group));
+    return this.#table.setStatus(group, status, reason, nowMs);
   }
 
-  async delete(group: string): Promise<void> {
-    await this.db.delete(webhookSubscription).where(eq(webhookSubscription.groupName, group));
+  delete(group: string): Promise<void> {
+    return this.#table.delete(group);
   }
 }

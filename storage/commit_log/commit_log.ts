@@ -9,11 +9,10 @@ import {
   BLANK_MAGIC,
   encodeRecord,
   END_FILE_MIN_BLANK_BYTES,
-  parseRecord,
-  type ParseResult,
   type PreparedRecord,
   stampRecord,
 } from "../message/record.ts";
+import { parseRecord, type ParseResult } from "../message/record_decode.ts";
 import { parseSegmentName, Segment } from "./segment.ts";
 import { PREALLOC_SUFFIX, SegmentPreparation } from "./preallocate.ts";
 import { TailCache } from "./tail_cache.ts";

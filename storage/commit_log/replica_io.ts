@@ -12,8 +12,8 @@ import {
   MAGIC_V1,
   MAGIC_V2,
   type MessageRecord,
-  parseRecord,
 } from "../message/record.ts";
+import { parseRecord } from "../message/record_decode.ts";
 import { buildsConsumeQueue } from "../dispatch_request.ts";
 import type { CommitLog } from "./commit_log.ts";
 

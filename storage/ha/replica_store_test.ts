@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { SimDisk } from "../sim_disk.ts";
 import { readFully } from "../file_port.ts";
 import { MessageStore, type PutResult } from "../message_store.ts";
-import { seededRandom, smallStoreConfig, testMessage } from "../testing.ts";
+import { seededRandom, smallStoreConfig, storeCore, testMessage } from "../testing.ts";
 import type { StoreConfig } from "../config.ts";
 import { CorruptRecordError } from "../errors.ts";
 import { BLANK_MAGIC } from "../message/record.ts";
@@ -56,7 +56,7 @@ async function copy(master: MessageStore, slave: MessageStore, chunkBytes: numbe
 
 function segmentFiles(store: MessageStore): Map<string, Uint8Array> {
   const out = new Map<string, Uint8Array>();
-  for (const s of store.commitLog.segments) {
+  for (const s of storeCore(store).commitLog.segments) {
     out.set(s.file.path.slice(s.file.path.lastIndexOf("/") + 1), readFully(s.file, 0, s.sizeBytes));
   }
   return out;
@@ -64,7 +64,7 @@ function segmentFiles(store: MessageStore): Map<string, Uint8Array> {
 
 /** Every ConsumeQueue's bounds and units, in queue order. */
 export function queueContents(store: MessageStore) {
-  return [...store.consumeQueues.all()].map((cq) => {
+  return [...storeCore(store).consumeQueues.all()].map((cq) => {
     const units = [];
     // range() stays within one queue file.
     for (let at = cq.minOffset; at < cq.maxOffset;) {
@@ -92,7 +92,7 @@ for (const flushDiskType of ["SYNC_FLUSH", "ASYNC_FLUSH"] as const) {
       await produce(master, 50, chunkBytes);
     }
     await copy(master, slave, 3000);
-    assert.ok(master.commitLog.segments.length > 10, "segments rolled (BLANKs replicated)");
+    assert.ok(master.stats().segments > 10, "segments rolled (BLANKs replicated)");
     assert.deepEqual(segmentFiles(slave), segmentFiles(master));
     await slave.checkpoint();
     assert.ok(queueContents(master).length > 3);
@@ -121,7 +121,7 @@ Deno.test("MessageStore.readCommitLogBytes() returns whole records, stops at seg
   const store = newStore(disk, "/m");
   await store.open();
   const puts = await produce(store, 120, 2);
-  const segmentBytes = store.commitLog.segmentBytes;
+  const segmentBytes = storeCore(store).commitLog.segmentBytes;
   let from = 0, chunks = 0, blanks = 0;
   // Record starts, and record ends (the next record or a BLANK).
   const starts = new Set(puts.flatMap((p) => [p.commitLogOffset, p.commitLogOffset + p.size]));
@@ -168,7 +168,7 @@ Deno.test("MessageStore.appendReplicated() refuses a corrupted chunk and keeps o
   await master.open();
   const puts = await produce(master, 12, 3);
   const end = puts[5].commitLogOffset; // records 0-4 fit in one segment at this seed
-  assert.equal(master.commitLog.findSegment(end)!.startOffset, 0);
+  assert.equal(storeCore(master).commitLog.findSegment(end)!.startOffset, 0);
   const chunk = master.readCommitLogBytes(0, end).bytes;
   assert.equal(chunk.length, end);
   const flips: [string, number][] = [
@@ -192,7 +192,10 @@ Deno.test("MessageStore.appendReplicated() refuses a corrupted chunk and keeps o
     assert.equal(slave.maxPhysicalOffset, damaged.commitLogOffset, name);
     await slave.checkpoint();
     const kept = puts.slice(0, puts.indexOf(damaged)).filter(inQueue);
-    const inQueues = [...slave.consumeQueues.all()].reduce((n, cq) => n + cq.maxOffset, 0);
+    const inQueues = [...storeCore(slave).consumeQueues.all()].reduce(
+      (n, cq) => n + cq.maxOffset,
+      0,
+    );
     assert.equal(inQueues, kept.length, name);
     // The rest arrives again, whole, and is taken.
     const rest = master.readCommitLogBytes(damaged.commitLogOffset, end - damaged.commitLogOffset);
@@ -248,11 +251,11 @@ Deno.test("MessageStore.truncateCommitLogTo() drops the log, queue units and ind
   await store.open();
   const puts = await produce(store, 200, 4);
   const cut = puts[120];
-  const before = store.commitLog.segments.length;
+  const before = store.stats().segments;
   await store.truncateCommitLogTo(cut.commitLogOffset);
   assert.equal(store.maxPhysicalOffset, cut.commitLogOffset);
-  assert.ok(store.commitLog.segments.length < before);
-  const seg = store.commitLog.findSegment(cut.commitLogOffset)!;
+  assert.ok(store.stats().segments < before);
+  const seg = storeCore(store).commitLog.findSegment(cut.commitLogOffset)!;
   const tail = readFully(
     seg.file,
     cut.commitLogOffset - seg.startOffset,
@@ -260,7 +263,7 @@ Deno.test("MessageStore.truncateCommitLogTo() drops the log, queue units and ind
   );
   assert.ok(tail.every((b) => b === 0), "the cut segment holds zeros after the offset");
   const checkState = (s: MessageStore) => {
-    for (const cq of s.consumeQueues.all()) {
+    for (const cq of storeCore(s).consumeQueues.all()) {
       const kept = puts.slice(0, 120).filter((p, i) =>
         inQueue(p, i) && p.topic === cq.topic && p.queueId === cq.queueId
       );
@@ -314,7 +317,7 @@ Deno.test("MessageStore.open() finishes a truncation whose marker it finds", asy
   assert.equal(report.finishedTruncation, puts[40].commitLogOffset);
   assert.equal(again.maxPhysicalOffset, puts[40].commitLogOffset);
   assert.equal(readTruncateMarker(disk, "/m"), undefined);
-  for (const cq of again.consumeQueues.all()) {
+  for (const cq of storeCore(again).consumeQueues.all()) {
     assert.ok(cq.maxPhysicOffset <= puts[40].commitLogOffset);
   }
   await again.close();
@@ -344,7 +347,7 @@ Deno.test("MessageStore.truncateCommitLogTo() cut short by power loss never serv
       outcomes.add(max === originalMax ? "old" : "cut");
       const live = puts.filter((p) => p.commitLogOffset < max);
       for (const p of live) assert.ok(again.lookMessageByOffset(p.commitLogOffset));
-      for (const cq of again.consumeQueues.all()) {
+      for (const cq of storeCore(again).consumeQueues.all()) {
         assert.ok(cq.maxPhysicOffset <= max);
         const kept = live.filter((p, i) =>
           inQueue(p, i) && p.topic === cq.topic && p.queueId === cq.queueId

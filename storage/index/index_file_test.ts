@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { SimDisk } from "../sim_disk.ts";
 import { StoreError } from "../errors.ts";
 import type { DispatchRequest } from "../dispatch_request.ts";
+import { IndexFile } from "./index_file.ts";
 import {
   IndexError,
-  IndexFile,
   indexFileBytes,
   indexKeyHash,
   type IndexLayout,
   topicKeyHash,
-} from "./index_file.ts";
+} from "./index_layout.ts";
 import { indexFileName, IndexService, type IndexServiceOptions } from "./index_service.ts";
 
 const T0 = 1_700_000_000_000; // a whole second, so entry times equal store times below

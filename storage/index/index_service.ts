@@ -9,8 +9,14 @@ import { defaultStoreConfig } from "../config.ts";
 import type { DispatchRequest } from "../dispatch_request.ts";
 import { TRANSACTION_ROLLBACK_TYPE } from "../dispatch_request.ts";
 import { SYSFLAG_TRANSACTION_MASK } from "../message/record.ts";
-import type { IndexHeader, IndexLayout } from "./index_file.ts";
-import { checkIndexLayout, IndexError, IndexFile, topicKeyHash } from "./index_file.ts";
+import { IndexFile } from "./index_file.ts";
+import {
+  checkIndexLayout,
+  IndexError,
+  type IndexHeader,
+  type IndexLayout,
+  topicKeyHash,
+} from "./index_layout.ts";
 
 /** Most offsets one query returns (RocketMQ maxMsgsNumBatch). */
 export const MAX_MSGS_NUM_BATCH = 64;

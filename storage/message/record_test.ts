@@ -3,14 +3,13 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   bodyCrc32,
-  decodeProperties,
   javaStringHashCode,
   MAGIC_V1,
   type MessageInput,
-  parseRecord,
   prepareRecord,
   stampRecord,
 } from "./record.ts";
+import { decodeProperties, parseRecord } from "./record_decode.ts";
 import { StoreError } from "../errors.ts";
 
 const v4 = (a: number, b: number, c: number, d: number, port: number) => ({

@@ -8,7 +8,12 @@ import { NodeFilePort } from "../../../storage/node_fs_port.ts";
 import { type FilePort, joinPath, readFully } from "../../../storage/file_port.ts";
 import { MessageStore, type PutResult } from "../../../storage/message_store.ts";
 import type { StoreConfig } from "../../../storage/config.ts";
-import { seededRandom, smallStoreConfig, testMessage } from "../../../storage/testing.ts";
+import {
+  seededRandom,
+  smallStoreConfig,
+  storeCore,
+  testMessage,
+} from "../../../storage/testing.ts";
 import { EPOCH_FILE_NAME, EpochFile } from "../../../storage/ha/epoch_file.ts";
 import { encodeFrame, type Frame, FrameDecoder } from "../../../runtime/ha/frames.ts";
 import type { ReplicationConfig } from "../../../runtime/ha/replication_config.ts";
@@ -96,7 +101,7 @@ export async function waitUntil(condition: () => boolean, what: string, timeoutM
 
 /** Every ConsumeQueue's bounds and units, in queue order. */
 export function queueContents(store: MessageStore) {
-  return [...store.consumeQueues.all()].map((cq) => {
+  return [...storeCore(store).consumeQueues.all()].map((cq) => {
     const units = [];
     for (let at = cq.minOffset; at < cq.maxOffset;) {
       const part = cq.range(at, cq.maxOffset - at); // one queue file at most
@@ -110,8 +115,9 @@ export function queueContents(store: MessageStore) {
 /** Segment files of a store's CommitLog, read from its files: name -> bytes. */
 export function segmentFiles(store: MessageStore): Map<string, Uint8Array> {
   const out = new Map<string, Uint8Array>();
-  for (const name of store.files.list(store.commitLog.dir)) {
-    const file = store.files.open(joinPath(store.commitLog.dir, name));
+  const { files, commitLog } = storeCore(store);
+  for (const name of files.list(commitLog.dir)) {
+    const file = files.open(joinPath(commitLog.dir, name));
     try {
       out.set(name, readFully(file, 0, file.size()));
     } finally {

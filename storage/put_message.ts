@@ -1,0 +1,58 @@
+// The put path: a record gets its queue offset and store time, is appended to the CommitLog
+// (written with the other puts of this event-loop turn) and queued for dispatch. The promise
+// settles once written (ASYNC_FLUSH) or flushed (SYNC_FLUSH).
+import type { PreparedRecord } from "./message/record.ts";
+import { buildsConsumeQueue, consumeQueueTagsCode, keysOf } from "./dispatch_request.ts";
+import { PROPERTY_KEYS, PROPERTY_UNIQ_KEY } from "./message/message_const.ts";
+import type { StoreCore } from "./store_core.ts";
+import type { Durability, PutResult } from "./store_types.ts";
+
+/** Appends a prepared record; throws STORE_NOT_WRITABLE (StoreError) when writes are refused. */
+export function putPrepared(core: StoreCore, prepared: PreparedRecord): Promise<PutResult> {
+  const { gate, sequencer, commitLog, groupCommit } = core;
+  gate.check();
+  // PREPARED and ROLLBACK records get no ConsumeQueue unit and QUEUEOFFSET 0 (RocketMQ),
+  // as recovery and replicas derive from the record's SYSFLAG.
+  const sysFlag = prepared.sysFlag;
+  const inQueue = buildsConsumeQueue(sysFlag);
+  const queues = inQueue ? sequencer.queuesOf(prepared.topic) : undefined;
+  const queueOffset = queues === undefined
+    ? 0
+    : sequencer.queueOffsetOf(queues, prepared.topic, prepared.queueId);
+  const storeTimestamp = sequencer.nextStoreTimestamp(core.nowMs());
+  const position = commitLog.append(prepared, queueOffset, storeTimestamp);
+  queues?.set(prepared.queueId, queueOffset + 1);
+  const props = prepared.properties;
+  core.dispatcher.push({
+    topic: prepared.topic,
+    queueId: prepared.queueId,
+    commitLogOffset: position.physicalOffset,
+    msgSize: position.size,
+    tagsCode: consumeQueueTagsCode(
+      prepared.topic,
+      props,
+      storeTimestamp,
+      core.delayLevelsMs,
+    ),
+    storeTimestamp,
+    consumeQueueOffset: queueOffset,
+    keys: keysOf(props.get(PROPERTY_KEYS)),
+    uniqKey: props.get(PROPERTY_UNIQ_KEY),
+    sysFlag,
+  });
+  const end = position.physicalOffset + position.size;
+  const result = (durability: Durability): PutResult => ({
+    topic: prepared.topic,
+    queueId: prepared.queueId,
+    queueOffset,
+    commitLogOffset: position.physicalOffset,
+    size: position.size,
+    storeTimestamp,
+    durability,
+  });
+  const written = gate.scheduleWrite();
+  if (core.config.flushDiskType === "SYNC_FLUSH") {
+    return written.then(() => groupCommit.waitFlushed(end)).then(() => result("FLUSHED"));
+  }
+  return written.then(() => result(end <= groupCommit.flushedOffset ? "FLUSHED" : "WRITTEN"));
+}
