@@ -8,18 +8,11 @@ import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
 import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import type { Platform } from "./platform/platform.ts";
-import { createApp, functionsLimits } from "../functions/app.ts";
+import { createApp } from "../functions/app.ts";
+import { functionsLimits } from "./functions_limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
-import { HaNode, METADATA_SNAPSHOT_PATH } from "./ha/node.ts";
+import { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
-import { Authenticator } from "../functions/auth.ts";
-
-function problem(err: BrokerError): Response {
-  return Response.json(err.toProblem(), {
-    status: err.status,
-    headers: { "content-type": "application/problem+json" },
-  });
-}
 import { type KvPort, openKv } from "./kv/kv_port.ts";
 import { createServer } from "node:net";
 
@@ -97,6 +90,12 @@ async function main() {
   const broker = config.haMode === "none" ? new Broker(deps) : undefined;
   await broker?.start();
   let node: HaNode | undefined;
+  const started = () => {
+    if (!node) {
+      throw new BrokerError("BROKER_UNAVAILABLE", "Cannot answer: the replica is starting");
+    }
+    return node;
+  };
   const app = await createApp({
     broker: {
       get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
@@ -106,30 +105,13 @@ async function main() {
     limits: functionsLimits(config),
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
+    // A replicated group's status and metadata routes; the node starts once the HTTP
+    // address is known, so until then they answer 503.
+    ha: config.haMode === "none" ? undefined : {
+      status: () => started().status(),
+      metadataSnapshot: () => Promise.resolve().then(() => started().metadataSnapshot()),
+    },
   });
-  // A replicated group's own routes: who leads (open, no secrets) and the metadata a slave
-  // copies (admin only: it holds webhook secrets).
-  const auth = await Authenticator.create(config.apiKeys);
-  const haRoutes = (req: Request): Response | Promise<Response> | undefined => {
-    if (node === undefined || req.method !== "GET") return undefined;
-    const path = new URL(req.url).pathname;
-    if (path === "/v1/ha/status") return Response.json(node.status());
-    if (path !== METADATA_SNAPSHOT_PATH) return undefined;
-    const ha = node;
-    return auth.authenticate(req.headers.get("authorization")).then((principal) => {
-      auth.authorize(principal, "admin");
-      return ha.metadataSnapshot();
-    }).then(
-      (bytes) =>
-        new Response(bytes as Uint8Array<ArrayBuffer>, {
-          headers: { "content-type": "application/json" },
-        }),
-      (err) =>
-        problem(
-          err instanceof BrokerError ? err : new BrokerError("BROKER_UNAVAILABLE", String(err)),
-        ),
-    );
-  };
   const server = await platform.serve({
     hostname: config.host,
     port: config.port,
@@ -137,7 +119,7 @@ async function main() {
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: 1024 * 1024 * 1024,
-  }, (req) => haRoutes(req) ?? app.fetch(req));
+  }, app.fetch);
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;

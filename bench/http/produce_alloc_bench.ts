@@ -20,7 +20,8 @@ import { Hono } from "hono";
 import { commandLine, median, runtimeInfo } from "../support.ts";
 import { loadBrokerConfig } from "../../runtime/config.ts";
 import { Broker } from "../../runtime/broker.ts";
-import { createApp, functionsLimits } from "../../functions/app.ts";
+import { createApp } from "../../functions/app.ts";
+import { functionsLimits } from "../../runtime/functions_limits.ts";
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
 
 const flags = commandLine();

@@ -2,7 +2,7 @@
 // the file system or a database: names become folder names under consumequeue/.
 import { BrokerError } from "./errors.ts";
 
-const NAME_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
+export const NAME_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
 export const TOPIC_NAME_CHARS_MAX = 127;
 export const GROUP_NAME_CHARS_MAX = 120;
 
