@@ -85,6 +85,11 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   // the API key middleware registered after it.
   app.route("/", healthRoutes({ api: deps.api, metrics: options.metrics }));
   if (options.ha) app.route("/", haStatusRoutes(options.ha));
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+  });
+  // Built on first request, once every family is mounted.
   let document: unknown;
   serve(app, openApiRoute, (c) => c.json(document ??= openApiDocument(app)));
 
@@ -136,10 +141,6 @@ const openApiRoute = createRoute({
 
 /** The OpenAPI 3.1 document of what `app` serves, from its routes' schemas. */
 export function openApiDocument(app: OpenAPIHono<Env>): Record<string, unknown> {
-  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
-    type: "http",
-    scheme: "bearer",
-  });
   return app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: API_INFO,

@@ -9,14 +9,12 @@ import {
   GROUP_NAME_CHARS_MAX,
   NAME_PATTERN,
   parseNonNegativeInt,
+  READABLE_TOPIC_CHARS_MAX,
   TOPIC_NAME_CHARS_MAX,
 } from "../../runtime/protocol/names.ts";
 
 /** Queue ids are 0-65535 everywhere (RocketMQ's queueId is a short in places). */
 export const QUEUE_ID_MAX = 65535;
-
-/** Retry and DLQ topics (%RETRY%group, %DLQ%group) are longer than user topics. */
-const READABLE_TOPIC_CHARS_MAX = 255;
 
 const pattern = NAME_PATTERN.source;
 
