@@ -138,7 +138,11 @@ export function groupRoutes(deps: RouteDeps<Pick<AdminApi, "upsertGroup" | "getG
   return app;
 }
 
-export function membershipRoutes(deps: RouteDeps<ConsumerApi>): Routes {
+export function membershipRoutes(
+  deps: RouteDeps<
+    Pick<ConsumerApi, "heartbeat" | "unregister" | "assignment" | "lockQueues">
+  >,
+): Routes {
   const { api, allow } = deps;
   const app = newRoutes();
   serve(app, join, async (c) => {

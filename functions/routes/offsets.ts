@@ -69,7 +69,10 @@ const commitOffset = createRoute({
 });
 
 export function offsetRoutes(
-  deps: RouteDeps<ConsumerApi & Pick<AdminApi, "resetOffsetsByTime">>,
+  deps: RouteDeps<
+    & Pick<ConsumerApi, "getOffsets" | "getOffset" | "commitOffset">
+    & Pick<AdminApi, "resetOffsetsByTime">
+  >,
 ): Routes {
   const { api, allow } = deps;
   const app = newRoutes();

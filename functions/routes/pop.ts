@@ -36,7 +36,11 @@ const summaries = {
   visibility: "Change a received message's invisible time",
 };
 
-export function popRoutes(deps: RouteDeps<ConsumerApi>): Routes {
+export function popRoutes(
+  deps: RouteDeps<
+    Pick<ConsumerApi, "receive" | "ack" | "ackBatch" | "nack" | "changeInvisibleTime">
+  >,
+): Routes {
   const { api, allow, limits } = deps;
   const app = newRoutes();
   const receiveBody = z.object({

@@ -127,7 +127,9 @@ const produceBatch = createRoute({
   },
 });
 
-export function produceRoutes(deps: RouteDeps<ProducerApi>): Routes {
+export function produceRoutes(
+  deps: RouteDeps<Pick<ProducerApi, "produce" | "produceBatch">>,
+): Routes {
   const { api, allow, limits, deadlines } = deps;
   const app = newRoutes();
 

@@ -7,7 +7,7 @@ import { group, intText, optionalText, queueId, readableTopic } from "./params.t
 import { json, newRoutes, REFUSALS, REFUSED, type RouteDeps, type Routes, serve } from "./route.ts";
 import { PullResult } from "./wire_schemas.ts";
 
-export function pullRoutes(deps: RouteDeps<ConsumerApi>): Routes {
+export function pullRoutes(deps: RouteDeps<Pick<ConsumerApi, "pull">>): Routes {
   const { api, allow, limits } = deps;
   const app = newRoutes();
   const query = {

@@ -52,7 +52,11 @@ const cancelByKey = createRoute({
   },
 });
 
-export function scheduledRoutes(deps: RouteDeps<ProducerApi>): Routes {
+export function scheduledRoutes(
+  deps: RouteDeps<
+    Pick<ProducerApi, "cancelScheduled" | "cancelScheduledByKey" | "rescheduleScheduled">
+  >,
+): Routes {
   const { api, allow } = deps;
   const app = newRoutes();
   serve(app, cancel, async (c) => {
