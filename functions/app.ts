@@ -51,7 +51,7 @@ export interface FunctionsOptions {
   ha?: HaApi;
 }
 
-export const API_INFO = {
+const API_INFO = {
   title: "edgemq",
   version: "0.1.0",
   description: "A RocketMQ-grade message broker for Deno and Bun, made for the edge.",

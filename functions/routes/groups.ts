@@ -85,7 +85,11 @@ const leave = createRoute({
   responses: { 200: json("The members left", MembersView), ...REFUSALS },
 });
 
-const assignmentQuery = { topic: readableTopic, clientId: optionalText };
+const assignmentQuery = {
+  topic: readableTopic,
+  // Required, with its own message when missing.
+  clientId: optionalText.openapi({ param: { required: true } }),
+};
 
 const assignment = createRoute({
   method: "get",

@@ -11,7 +11,11 @@ export function pullRoutes(deps: RouteDeps<Pick<ConsumerApi, "pull">>): Routes {
   const { api, allow, limits } = deps;
   const app = newRoutes();
   const query = {
-    offset: intText("offset").openapi({ description: "Required: the queue offset to read from" }),
+    offset: intText("offset").openapi({
+      description: "The queue offset to read from",
+      // Required, but checked after the API key's rights, with its own message.
+      param: { required: true },
+    }),
     max: intText("max", limits.pullMsgNumsMax).openapi({ description: "At least 1" }),
     waitMs: intText("waitMs", limits.pullWaitMsMax),
     tags: optionalText.openapi({ description: 'Tag expression: "*" or "TagA || TagB"' }),

@@ -11,7 +11,8 @@ import { ScheduledOutcome } from "./wire_schemas.ts";
 const TAGS = ["scheduled"];
 const messageParams = z.object({ topic: userTopic, messageId: text });
 const reschedule = z.object({ deliverAt: z.int() }).strict().openapi("Reschedule");
-const byKeyQuery = { key: optionalText.openapi({ description: "Required" }) };
+// Required, with its own message when missing.
+const byKeyQuery = { key: optionalText.openapi({ param: { required: true } }) };
 
 const cancel = createRoute({
   method: "delete",
