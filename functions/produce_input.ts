@@ -1,6 +1,6 @@
 // Turning HTTP input into ProduceMessages: headers of a single produce, and items of a
 // batch. Each check says what was wrong and the limit; nothing here touches the broker.
-import { z } from "zod";
+import { z } from "@hono/zod-openapi";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import { parseNonNegativeInt } from "../runtime/protocol/names.ts";
 import type { ProduceMessage } from "../runtime/protocol/types.ts";
@@ -160,7 +160,7 @@ export function messageFromHeaders(
 
 export const batchEnvelope = z.object({ messages: z.array(z.unknown()) }).strict();
 
-const batchItem = z.object({
+export const batchItem = z.object({
   body: z.string(),
   bodyEncoding: z.enum(["utf8", "base64"]).optional(),
   tag: z.string().optional(),
@@ -173,7 +173,9 @@ const batchItem = z.object({
   properties: z.record(z.string(), z.string()).optional(),
   idempotencyKey: z.string().optional(),
   contentType: z.string().optional(),
-}).strict();
+}).strict().openapi("MessageInput", {
+  description: "One message in JSON: body is text, or base64 with bodyEncoding",
+});
 
 /** One batch item; throws a BrokerError describing the first problem. */
 export function messageFromItem(item: unknown, limits: InputLimits): ProduceMessage {

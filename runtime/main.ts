@@ -9,18 +9,11 @@ import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
 import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
-import { createApp, functionsLimits } from "../functions/app.ts";
+import { createApp } from "../functions/app.ts";
+import { functionsLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
-import { HaNode, METADATA_SNAPSHOT_PATH } from "./ha/node.ts";
+import { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
-import { Authenticator } from "../functions/auth.ts";
-
-function problem(err: BrokerError): Response {
-  return Response.json(err.toProblem(), {
-    status: err.status,
-    headers: { "content-type": "application/problem+json" },
-  });
-}
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
 
@@ -87,6 +80,12 @@ async function main() {
   // (started once the HTTP address is known) says which Broker, if any, serves clients.
   const broker = config.haMode === "none" ? await Broker.open(deps) : undefined;
   let node: HaNode | undefined;
+  const started = () => {
+    if (!node) {
+      throw new BrokerError("BROKER_UNAVAILABLE", "Cannot answer: the replica is starting");
+    }
+    return node;
+  };
   const app = await createApp({
     broker: {
       get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
@@ -96,38 +95,21 @@ async function main() {
     limits: functionsLimits(config),
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
+    // A replicated group's status and metadata routes; the node starts once the HTTP
+    // address is known, so until then they answer 503.
+    ha: config.haMode === "none" ? undefined : {
+      status: () => started().status(),
+      metadataSnapshot: () => Promise.resolve().then(() => started().metadataSnapshot()),
+    },
   });
-  // A replicated group's own routes: who leads (open, no secrets) and the metadata a slave
-  // copies (admin only: it holds webhook secrets).
-  const auth = await Authenticator.create(config.apiKeys);
-  const haRoutes = (req: Request): Response | Promise<Response> | undefined => {
-    if (node === undefined || req.method !== "GET") return undefined;
-    const path = new URL(req.url).pathname;
-    if (path === "/v1/ha/status") return Response.json(node.status());
-    if (path !== METADATA_SNAPSHOT_PATH) return undefined;
-    const ha = node;
-    return auth.authenticate(req.headers.get("authorization")).then((principal) => {
-      auth.authorize(principal, "admin");
-      return ha.metadataSnapshot();
-    }).then(
-      (bytes) =>
-        new Response(bytes as Uint8Array<ArrayBuffer>, {
-          headers: { "content-type": "application/json" },
-        }),
-      (err) =>
-        problem(
-          err instanceof BrokerError ? err : new BrokerError("BROKER_UNAVAILABLE", String(err)),
-        ),
-    );
-  };
   const server = await platform.serve({
     hostname: config.host,
     port: config.port,
-    idleTimeoutSeconds: Math.ceil(config.pullWaitMsMax / 1000) + 30,
+    idleTimeoutSeconds: Math.ceil((config.pullWaitMsMax + config.httpIdleSlackMs) / 1000),
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
-    maxRequestBodyBytes: 1024 * 1024 * 1024,
-  }, (req) => haRoutes(req) ?? app.fetch(req));
+    maxRequestBodyBytes: config.requestBodyBytesBackstop,
+  }, app.fetch);
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;
@@ -180,7 +162,10 @@ async function main() {
     if (node) {
       await node.stop();
       // A KV client retries for as long as the KV is down: bound the wait, exit anyway.
-      await Promise.race([node.whenStoreIdle(), new Promise((r) => setTimeout(r, 2000))]);
+      await Promise.race([
+        node.whenStoreIdle(),
+        new Promise((r) => setTimeout(r, config.kvCloseWaitMs)),
+      ]);
       kv?.close();
     }
     clearTimeout(force);

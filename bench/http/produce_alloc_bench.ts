@@ -21,7 +21,8 @@ import { Hono } from "hono";
 import { commandLine, median, runtimeInfo } from "../support.ts";
 import { loadBrokerConfig } from "../../runtime/config.ts";
 import { Broker } from "../../runtime/broker.ts";
-import { createApp, functionsLimits } from "../../functions/app.ts";
+import { createApp } from "../../functions/app.ts";
+import { functionsLimits } from "../../runtime/protocol/limits.ts";
 import { pickPlatform } from "../../runtime/platform/pick.ts";
 
 const flags = commandLine();

@@ -26,6 +26,12 @@ import { EPOCH_FILE_NAME, EpochFile } from "../../storage/ha/epoch_file.ts";
 import { Broker, type BrokerDeps, type ReplicationGate } from "../broker.ts";
 import type { KvOpenOptions, KvPort } from "../platform/kv_port.ts";
 import { BrokerError } from "../protocol/errors.ts";
+import {
+  type HaApi,
+  type HaRole,
+  type HaStatus,
+  METADATA_SNAPSHOT_PATH,
+} from "../protocol/ha_api.ts";
 
 import { type RouteRegistration, startRouteRegistration } from "../route_registry.ts";
 import { LeaseKeeper, type LeaseLostReason } from "./lease.ts";
@@ -49,22 +55,9 @@ export interface HaNodeDeps extends Omit<BrokerDeps, "store" | "replication"> {
   haAddress: { host: string; port: number };
 }
 
-/** Where a slave fetches its master's metadata (GET, admin rights when keys are set). */
-export const METADATA_SNAPSHOT_PATH = "/v1/internal/ha/metadata";
-
-export type HaRole = "starting" | "slave" | "master" | "changing" | "stopped";
-
-export interface HaStatus {
-  role: HaRole;
-  brokerId: number;
-  brokerGroup: string;
-  /** Epoch of the lease this replica holds as master, else of the newest record in its log. */
-  epoch: number;
-  maxOffset: number;
-  master: { brokerId: number; httpAddress: string; epoch: number } | null;
-  slave?: { state: string; heldOffset: number; masterMaxOffset: number; inSync: boolean };
-  replicas?: { brokerId: number; ackedOffset: number; inSync: boolean }[];
-}
+// The status and snapshot the HTTP front end serves (functions/routes/ha.ts).
+export { METADATA_SNAPSHOT_PATH } from "../protocol/ha_api.ts";
+export type { HaRole, HaStatus } from "../protocol/ha_api.ts";
 
 /** "host:port|haHost:haPort": the HTTP and replication addresses of one replica, as the
  * lease record and the published replica states carry them. */
@@ -98,7 +91,7 @@ interface MasterParts {
   routes: RouteRegistration | undefined;
 }
 
-export class HaNode {
+export class HaNode implements HaApi {
   readonly #d: HaNodeDeps;
   readonly #keeper: LeaseKeeper;
   readonly #leases: KvLeaseStore;

@@ -3,9 +3,11 @@
 import { RESERVED_PROPERTIES } from "../../storage/message/message_const.ts";
 import { BrokerError } from "./errors.ts";
 
-const NAME_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
+export const NAME_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
 export const TOPIC_NAME_CHARS_MAX = 127;
 export const GROUP_NAME_CHARS_MAX = 120;
+/** Retry and DLQ topics (%RETRY%group, %DLQ%group) hold a group name, so run longer. */
+export const READABLE_TOPIC_CHARS_MAX = 255;
 
 /** Topics clients may not write to (TopicValidator's NOT_ALLOWED_SEND_TOPIC_SET). */
 const NOT_ALLOWED_SEND = new Set([
@@ -45,7 +47,9 @@ export function checkReadableTopic(topic: string): string {
   checkName(
     "topic",
     topic,
-    topic.startsWith("%RETRY%") || topic.startsWith("%DLQ%") ? 255 : TOPIC_NAME_CHARS_MAX,
+    topic.startsWith("%RETRY%") || topic.startsWith("%DLQ%")
+      ? READABLE_TOPIC_CHARS_MAX
+      : TOPIC_NAME_CHARS_MAX,
   );
   return topic;
 }

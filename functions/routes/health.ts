@@ -1,0 +1,45 @@
+// Open routes for probes and scrapers: health and Prometheus metrics. No API key needed.
+import { createRoute, z } from "@hono/zod-openapi";
+import type { AdminApi } from "../../runtime/protocol/core_api.ts";
+import { json, newRoutes, REFUSALS, type RouteDeps, type Routes, serve } from "./route.ts";
+import { HealthInfo } from "./wire_schemas.ts";
+
+const TAGS = ["health"];
+
+const health = createRoute({
+  method: "get",
+  path: "/healthz",
+  operationId: "health",
+  tags: TAGS,
+  summary: "Broker health",
+  security: [],
+  responses: { 200: json("Broker health", HealthInfo), 500: REFUSALS[500], 503: REFUSALS[503] },
+});
+
+const metrics = createRoute({
+  method: "get",
+  path: "/metrics",
+  operationId: "metrics",
+  tags: TAGS,
+  summary: "Prometheus metrics (empty when the broker is in another process)",
+  security: [],
+  responses: {
+    200: {
+      description: "Prometheus text exposition format 0.0.4",
+      content: { "text/plain": { schema: z.string().openapi({ example: "mq_messages_total 1" }) } },
+    },
+  },
+});
+
+export function healthRoutes(
+  deps: Pick<RouteDeps<Pick<AdminApi, "health">>, "api"> & { metrics?: () => string },
+): Routes {
+  const app = newRoutes();
+  serve(app, health, async (c) => c.json(await deps.api.call((b) => b.health())));
+  serve(
+    app,
+    metrics,
+    (c) => c.text(deps.metrics?.() ?? "", 200, { "content-type": "text/plain; version=0.0.4" }),
+  );
+  return app;
+}

@@ -1,0 +1,214 @@
+// Producing: one message whose raw body is the message body (the hot path), and a JSON
+// batch whose items succeed or fail alone.
+import { createRoute, z } from "@hono/zod-openapi";
+import type { ProducerApi } from "../../runtime/protocol/core_api.ts";
+import { BrokerError } from "../../runtime/protocol/errors.ts";
+import { checkUserTopic } from "../../runtime/protocol/names.ts";
+import type {
+  BatchItemResult,
+  ProduceMessage,
+  ProduceResult,
+} from "../../runtime/protocol/types.ts";
+import { readBody } from "../body.ts";
+import {
+  batchEnvelope,
+  batchItem,
+  messageFromHeaders,
+  messageFromItem,
+  readProduceHeaders,
+} from "../produce_input.ts";
+import { parseJson } from "./json_body.ts";
+import { topicParams } from "./params.ts";
+import { json, newRoutes, REFUSALS, REFUSED, type RouteDeps, type Routes, serve } from "./route.ts";
+import { BatchResult, Problem, ProduceResult as ProduceResultSchema } from "./wire_schemas.ts";
+
+const TAGS = ["messages"];
+
+/** The headers a produce reads; produce_input.ts checks them. */
+const produceHeaders = z.object({
+  "Mq-Tag": z.string().optional().openapi({ description: "One tag, for consumers' filters" }),
+  "Mq-Keys": z.string().optional().openapi({
+    description: "Keys to look the message up by, space-separated",
+  }),
+  "Mq-Sharding-Key": z.string().optional().openapi({
+    description: "Messages of one key go to one queue, in order",
+  }),
+  "Mq-Queue-Id": z.string().optional().openapi({
+    type: "integer",
+    minimum: 0,
+    description: "An explicit queue",
+  }),
+  "Mq-Delay-Ms": z.string().optional().openapi({
+    type: "integer",
+    minimum: 0,
+    description: "Deliver after this many ms",
+  }),
+  "Mq-Delay-Level": z.string().optional().openapi({
+    type: "integer",
+    minimum: 0,
+    description: "RocketMQ delay level 1-18",
+  }),
+  "Mq-Deliver-At": z.string().optional().openapi({
+    type: "integer",
+    minimum: 0,
+    description: "Deliver at this epoch ms",
+  }),
+  "Idempotency-Key": z.string().optional().openapi({
+    description: "A repeat returns the first result and stores nothing",
+  }),
+});
+
+const produce = createRoute({
+  method: "post",
+  path: "/v1/topics/{topic}/messages",
+  operationId: "produceMessage",
+  tags: TAGS,
+  summary: "Produce one message: the raw body is the message body",
+  description: "Any content type; Content-Type is kept with the message. User properties are " +
+    "headers Mq-Prop-<name>.",
+  request: {
+    params: topicParams,
+    headers: produceHeaders,
+    body: {
+      required: true,
+      content: { "*/*": { schema: z.string().openapi({ format: "binary" }) } },
+    },
+  },
+  responses: {
+    201: json("Stored", ProduceResultSchema),
+    200: {
+      ...json(
+        "Idempotent replay: the first result; header Idempotent-Replayed: true",
+        ProduceResultSchema,
+      ),
+      headers: z.object({ "Idempotent-Replayed": z.literal("true") }),
+    },
+    ...REFUSALS,
+    408: REFUSED[408],
+    409: REFUSED[409],
+    413: REFUSED[413],
+    422: REFUSED[422],
+    504: REFUSED[504],
+  },
+});
+
+const produceBatch = createRoute({
+  method: "post",
+  path: "/v1/topics/{topic}/messages/batch",
+  operationId: "produceBatch",
+  tags: TAGS,
+  summary: "Produce many messages; each item succeeds or fails alone",
+  request: {
+    params: topicParams,
+    body: {
+      required: true,
+      content: {
+        "application/json": { schema: batchEnvelope.extend({ messages: z.array(batchItem) }) },
+      },
+    },
+  },
+  responses: {
+    200: json("Per-item results; some may have failed", BatchResult),
+    400: {
+      description: "Every item failed (per-item results), or the body was refused (problem)",
+      content: {
+        "application/json": { schema: BatchResult },
+        "application/problem+json": { schema: Problem },
+      },
+    },
+    401: REFUSALS[401],
+    403: REFUSALS[403],
+    404: REFUSALS[404],
+    408: REFUSED[408],
+    413: REFUSED[413],
+    500: REFUSALS[500],
+    503: REFUSALS[503],
+    504: REFUSED[504],
+  },
+});
+
+export function produceRoutes(
+  deps: RouteDeps<Pick<ProducerApi, "produce" | "produceBatch">>,
+): Routes {
+  const { api, allow, limits, deadlines } = deps;
+  const app = newRoutes();
+
+  serve(app, produceBatch, async (c) => {
+    const topic = checkUserTopic(c.req.param("topic")!);
+    allow(c, "publish", { topic });
+    const body = await readBody(c.req.raw, limits.batchBodyBytesMax, deadlines);
+    const envelope = batchEnvelope.safeParse(parseJson(body));
+    if (!envelope.success) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "Cannot read batch: expected {messages: [...]} and nothing else",
+      );
+    }
+    const items = envelope.data.messages;
+    if (items.length === 0 || items.length > limits.batchItemsMax) {
+      throw new BrokerError(
+        "TOO_MANY_ITEMS",
+        `Cannot take ${items.length} messages in one batch: 1-${limits.batchItemsMax} (batchItemsMax)`,
+      );
+    }
+    const results: BatchItemResult[] = new Array(items.length);
+    const good: ProduceMessage[] = [];
+    const goodIndex: number[] = [];
+    items.forEach((item, index) => {
+      try {
+        const m = messageFromItem(item, limits);
+        if (m.body.length > limits.maxMessageSize) {
+          throw new BrokerError(
+            "MESSAGE_TOO_LARGE",
+            `Cannot append message as body exceeds maxMessageSize: ${m.body.length} > ${limits.maxMessageSize} bytes`,
+          );
+        }
+        good.push(m);
+        goodIndex.push(index);
+      } catch (err) {
+        results[index] = itemError(index, err);
+      }
+    });
+    if (good.length > 0) {
+      const stored = await api.call((b) => b.produceBatch(topic, good));
+      stored.forEach((r, i) => results[goodIndex[i]] = r.ok ? r : { ...r, index: goodIndex[i] });
+    }
+    const failed = results.filter((r) => !r.ok).length;
+    return c.json(
+      { results, succeeded: results.length - failed, failed },
+      failed === results.length ? 400 : 200,
+    );
+  });
+
+  // The hot path: checkUserTopic is userTopic's check, called directly (no schema parse),
+  // and the headers are read in one pass (produce_input.ts).
+  serve(app, produce, async (c) => {
+    const topic = checkUserTopic(c.req.param("topic")!);
+    allow(c, "publish", { topic });
+    const headers = readProduceHeaders(c.req.raw.headers);
+    const body = await readBody(c.req.raw, limits.maxMessageSize, deadlines, headers.contentLength);
+    const message = messageFromHeaders(headers, body, limits);
+    // api.call() inlined: the hottest route skips its async frame and closure.
+    const broker = await api.get();
+    let result: ProduceResult;
+    try {
+      result = await broker.produce(topic, message);
+    } catch (err) {
+      api.failed(broker, err);
+      throw err;
+    }
+    if (result.idempotentReplay) return c.json(result, 200, { "idempotent-replayed": "true" });
+    return c.json(result, 201);
+  });
+
+  return app;
+}
+
+function itemError(index: number, err: unknown): BatchItemResult {
+  const e = err instanceof BrokerError ? err : new BrokerError("INTERNAL", "Internal error");
+  return {
+    ok: false,
+    index,
+    error: { type: e.type, status: e.status, detail: e.message, code: e.code },
+  };
+}

@@ -1,0 +1,113 @@
+// What every route family shares: the app type, what a family is given (the narrowest core
+// interface, resolved per request), and how a route is declared once for both the router
+// and the OpenAPI document.
+import { OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { BrokerClient, BrokerResolver } from "../../runtime/protocol/core_api.ts";
+import { BrokerError } from "../../runtime/protocol/errors.ts";
+import type { Principal, Right } from "../auth.ts";
+import type { BodyDeadlines } from "../body.ts";
+import type { FunctionsLimits } from "../../runtime/protocol/limits.ts";
+import { Problem } from "./wire_schemas.ts";
+
+export type Env = { Variables: { principal: Principal } };
+export type RouteContext = Context<Env>;
+export type Routes = OpenAPIHono<Env>;
+
+/** A core interface found per request: the broker in this process, or the leader found in
+ * the route table. */
+export interface ApiSource<Api> {
+  get(): Promise<Api>;
+  /** Told of a failed call; drops the route when the failure suggests it is stale. */
+  failed(api: Api, err: unknown): void;
+  /** get(), then `f`, telling failed() when it throws. */
+  call<T>(f: (api: Api) => Promise<T>): Promise<T>;
+}
+
+/** What a route family is given. */
+export interface RouteDeps<Api> {
+  api: ApiSource<Api>;
+  /** Throws FORBIDDEN unless the request's principal holds `right` on the resources. */
+  allow(c: RouteContext, right: Right, resources?: { topic?: string; group?: string }): void;
+  limits: FunctionsLimits;
+  deadlines: BodyDeadlines;
+}
+
+/** The resolver as an ApiSource; a family declares the narrower interface it uses and is
+ * given this one (BrokerClient implements them all). */
+export function apiSource(resolver: BrokerResolver): ApiSource<BrokerClient> {
+  const failed = (api: BrokerClient, err: unknown) => {
+    if (
+      !(err instanceof BrokerError) || err.code === "BROKER_UNAVAILABLE" ||
+      err.code === "NOT_LEADER"
+    ) {
+      resolver.failed(api, err);
+    }
+  };
+  return {
+    get: () => resolver.get(),
+    failed,
+    call: async (f) => {
+      const api = await resolver.get();
+      try {
+        return await f(api);
+      } catch (err) {
+        failed(api, err);
+        throw err;
+      }
+    },
+  };
+}
+
+export function newRoutes(): Routes {
+  return new OpenAPIHono<Env>();
+}
+
+/**
+ * Declares `route` in the document and serves it with `handler`. Not OpenAPIHono's
+ * openapi(): that runs the request schemas as middleware before the handler, so a bad
+ * parameter would win over a missing right, each route would pay a middleware, and JSON
+ * bodies would be read without our byte limit and deadline. Handlers parse with the same
+ * schemas (params.ts, json_body.ts), in the order the checks have always run.
+ */
+export function serve(
+  app: Routes,
+  route: RouteConfig,
+  handler: (c: RouteContext) => Response | Promise<Response>,
+) {
+  app.openAPIRegistry.registerPath(route);
+  app.on(route.method.toUpperCase(), route.path.replaceAll(/\{(\w+)\}/g, ":$1"), handler);
+}
+
+/** A JSON response of `schema`. */
+export function json(description: string, schema: z.ZodType) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+const problem = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: Problem } },
+});
+
+/** The refusals most routes can answer; each renders a BrokerError (one Problem schema). */
+export const REFUSALS = {
+  400: problem("Bad input: invalid name, parameter, header or JSON"),
+  401: problem("Missing or unknown API key"),
+  403: problem("The API key lacks the right, or the topic does not allow it"),
+  404: problem("No such topic, group, queue, message or resource"),
+  500: problem("Internal error"),
+  503: problem("No broker could be reached, or it is not the leader"),
+} as const;
+
+/** Refusals of some routes only. */
+export const REFUSED = {
+  408: problem("The request body arrived too slowly"),
+  409: problem("Conflict with the resource's state"),
+  413: problem("Body, message or batch too large"),
+  416: problem("Offset outside the queue"),
+  422: problem("Idempotency-Key reused with a different request"),
+  429: problem("Too many long polls are waiting"),
+  504: problem("Durability or replication not confirmed in time"),
+} as const;
+
+export const NO_CONTENT = { description: "Done; no body" } as const;
