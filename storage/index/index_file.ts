@@ -25,181 +25,46 @@
 import type { FileHandle, FilePort } from "../file_port.ts";
 import { readFully } from "../file_port.ts";
 import { assert } from "../errors.ts";
-import type { DispatchRequest } from "../dispatch_request.ts";
-import { javaStringHashCode } from "../message/record.ts";
+import {
+  decodeEntry,
+  decodeHeader,
+  encodeHeader,
+  type Entry,
+  setLong,
+  timeDiffOf,
+} from "./index_codec.ts";
+import { indexKeyHash } from "./index_key_hash.ts";
+import {
+  checkIndexLayout,
+  entryPosition,
+  INDEX_ENTRY_BYTES,
+  INDEX_HEADER_BYTES,
+  INDEX_SLOT_BYTES,
+  type IndexedRecord,
+  IndexError,
+  indexFileBytes,
+  type IndexHeader,
+  type IndexLayout,
+  INVALID_INDEX,
+} from "./index_layout.ts";
+import { scanEntries } from "./index_recover.ts";
+import { SlotTable } from "./slot_table.ts";
 
-export const INDEX_HEADER_BYTES = 40; // IndexHeader.INDEX_HEADER_SIZE
-export const INDEX_SLOT_BYTES = 4; // IndexFile.hashSlotSize
-export const INDEX_ENTRY_BYTES = 20; // IndexFile.indexSize
-export const INVALID_INDEX = 0; // IndexFile.invalidIndex
+// The names IndexService and the tests import from here.
+export { indexKeyHash, topicKeyHash } from "./index_key_hash.ts";
+export {
+  checkIndexLayout,
+  IndexError,
+  indexFileBytes,
+  type IndexHeader,
+  type IndexLayout,
+} from "./index_layout.ts";
+
 const SLOT_PAGE_BYTES = 4096;
 const SLOTS_PER_PAGE = SLOT_PAGE_BYTES / INDEX_SLOT_BYTES;
 /** Adjacent dirty pages merged into one write, at most 1 MiB a write. */
 const SLOT_RUN_PAGES_MAX = 256;
-/** Entries read per readAt while recovering (80 KiB). */
-const RECOVER_BATCH_ENTRIES = 4096;
-const INT32_MAX = 2 ** 31 - 1;
-const UINT32_RANGE = 2 ** 32;
 assert(SLOT_PAGE_BYTES % INDEX_SLOT_BYTES === 0, "slot page holds whole slots");
-
-/**
- * The slot table of a writable file, held as the file holds it (big-endian int32s), so a
- * dirty page is written straight from it when the file is sealed or closed: with random
- * keys nearly every page is dirty by then, and converting 5M slots cost a DataView store
- * per slot plus a buffer per page.
- */
-class SlotTable {
-  readonly bytes: Uint8Array;
-  readonly length: number;
-  readonly #view: DataView;
-
-  /** `from`: the file's slot bytes (copied), or the number of slots (all 0). */
-  constructor(from: Uint8Array | number) {
-    this.bytes = typeof from === "number"
-      ? new Uint8Array(from * INDEX_SLOT_BYTES)
-      : new Uint8Array(from);
-    this.length = this.bytes.length / INDEX_SLOT_BYTES;
-    this.#view = new DataView(this.bytes.buffer);
-  }
-
-  get(slot: number): number {
-    return this.#view.getInt32(slot * INDEX_SLOT_BYTES);
-  }
-
-  set(slot: number, value: number): void {
-    this.#view.setInt32(slot * INDEX_SLOT_BYTES, value);
-  }
-
-  /** The file bytes of slots [first, end). A view: write it before the next set(). */
-  slice(first: number, end: number): Uint8Array {
-    return this.bytes.subarray(first * INDEX_SLOT_BYTES, end * INDEX_SLOT_BYTES);
-  }
-}
-
-export type IndexErrorCode = "INDEX_CONFIG_ILLEGAL" | "INDEX_QUERY_ILLEGAL" | "INDEX_FILE_ILLEGAL";
-
-/** Bad settings, query arguments or file sizes handed to the index. */
-export class IndexError extends Error {
-  constructor(readonly code: IndexErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "IndexError";
-  }
-}
-
-/** maxHashSlotNum and maxIndexNum of StoreConfig. */
-export interface IndexLayout {
-  hashSlotNum: number;
-  indexNum: number;
-}
-
-export interface IndexHeader {
-  beginTimestamp: number;
-  endTimestamp: number;
-  beginPhyOffset: number;
-  endPhyOffset: number;
-  hashSlotCount: number;
-  indexCount: number;
-}
-
-/** What an entry needs of a dispatched record; DispatchRequest satisfies it. */
-export type IndexedRecord = Pick<DispatchRequest, "commitLogOffset" | "msgSize" | "storeTimestamp">;
-
-export function checkIndexLayout(layout: IndexLayout): void {
-  const { hashSlotNum, indexNum } = layout;
-  if (!Number.isInteger(hashSlotNum) || hashSlotNum < 1 || hashSlotNum > INT32_MAX) {
-    throw new IndexError("INDEX_CONFIG_ILLEGAL", `Cannot use hashSlotNum ${hashSlotNum}`);
-  }
-  // Entry numbers are Java ints; 2 is the least that holds one entry.
-  if (!Number.isInteger(indexNum) || indexNum < 2 || indexNum > INT32_MAX) {
-    throw new IndexError("INDEX_CONFIG_ILLEGAL", `Cannot use indexNum ${indexNum}`);
-  }
-}
-
-export function indexFileBytes(layout: IndexLayout): number {
-  return INDEX_HEADER_BYTES + layout.hashSlotNum * INDEX_SLOT_BYTES +
-    layout.indexNum * INDEX_ENTRY_BYTES;
-}
-
-/** abs(key.hashCode()); Java's abs(MIN_VALUE) stays negative, which RocketMQ maps to 0. */
-export function indexKeyHash(key: string): number {
-  return absHash(javaStringHashCode(key));
-}
-
-/**
- * indexKeyHash(`${topic}#${key}`), the key RocketMQ's buildKey makes, without building that
- * string: String.hashCode is h = 31 * h + c over the UTF-16 units, so it runs on across the
- * three parts. Every indexed put hashes its UNIQ_KEY this way.
- */
-export function topicKeyHash(topic: string, key: string): number {
-  let h = 0;
-  for (let i = 0; i < topic.length; i++) h = (Math.imul(h, 31) + topic.charCodeAt(i)) | 0;
-  h = (Math.imul(h, 31) + 35) | 0; // "#"
-  for (let i = 0; i < key.length; i++) h = (Math.imul(h, 31) + key.charCodeAt(i)) | 0;
-  return absHash(h);
-}
-
-function absHash(hash: number): number {
-  return hash === -(2 ** 31) ? 0 : Math.abs(hash);
-}
-
-/** Seconds since beginTimestamp, truncated as Java's long division, clamped to [0, 2^31-1]. */
-function timeDiffOf(storeTimestamp: number, beginTimestamp: number): number {
-  if (beginTimestamp <= 0) return 0;
-  const diff = Math.trunc((storeTimestamp - beginTimestamp) / 1000);
-  return Math.min(Math.max(diff, 0), INT32_MAX);
-}
-
-// A long as two 32-bit halves: no BigInt allocation on the put path.
-function setLong(view: DataView, at: number, value: number): void {
-  view.setUint32(at, Math.floor(value / UINT32_RANGE));
-  view.setUint32(at + 4, value >>> 0);
-}
-function getLong(view: DataView, at: number): number {
-  return view.getInt32(at) * UINT32_RANGE + view.getUint32(at + 4);
-}
-
-function encodeHeader(h: IndexHeader): Uint8Array {
-  const bytes = new Uint8Array(INDEX_HEADER_BYTES);
-  const view = new DataView(bytes.buffer);
-  setLong(view, 0, h.beginTimestamp);
-  setLong(view, 8, h.endTimestamp);
-  setLong(view, 16, h.beginPhyOffset);
-  setLong(view, 24, h.endPhyOffset);
-  view.setInt32(32, h.hashSlotCount);
-  view.setInt32(36, h.indexCount);
-  return bytes;
-}
-
-function decodeHeader(bytes: Uint8Array): IndexHeader {
-  const full = new Uint8Array(INDEX_HEADER_BYTES); // a short file reads as zeros
-  full.set(bytes);
-  const view = new DataView(full.buffer);
-  return {
-    beginTimestamp: getLong(view, 0),
-    endTimestamp: getLong(view, 8),
-    beginPhyOffset: getLong(view, 16),
-    endPhyOffset: getLong(view, 24),
-    hashSlotCount: view.getInt32(32),
-    // A header never written holds 0; RocketMQ's load() treats that as 1 (empty).
-    indexCount: Math.max(view.getInt32(36), 1),
-  };
-}
-
-interface Entry {
-  keyHash: number;
-  phyOffset: number;
-  timeDiff: number;
-  prevIndex: number;
-}
-
-function decodeEntry(view: DataView, at: number): Entry {
-  return {
-    keyHash: view.getInt32(at),
-    phyOffset: getLong(view, at + 4),
-    timeDiff: view.getInt32(at + 12),
-    prevIndex: view.getInt32(at + 16),
-  };
-}
 
 export class IndexFile {
   #handle: FileHandle;
@@ -394,31 +259,12 @@ export class IndexFile {
    */
   recover(dispatchSafeOffset: number): number {
     const h = this.#header;
-    const slots = new SlotTable(this.layout.hashSlotNum);
-    const last = Math.min(h.indexCount, this.layout.indexNum) - 1;
-    let kept = 0;
-    let slotCount = 0;
-    let lastPhyOffset = 0;
-    let timeDiffMax = 0;
-    scan: for (let first = 1; first <= last; first += RECOVER_BATCH_ENTRIES) {
-      const count = Math.min(RECOVER_BATCH_ENTRIES, last - first + 1);
-      const raw = readFully(this.#handle, this.#entryPosition(first), count * INDEX_ENTRY_BYTES);
-      const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
-      for (let i = 0; i < count; i++) {
-        if ((i + 1) * INDEX_ENTRY_BYTES > raw.byteLength) break scan;
-        const e = decodeEntry(view, i * INDEX_ENTRY_BYTES);
-        const slot = e.keyHash % this.layout.hashSlotNum;
-        const valid = e.keyHash >= 0 && e.phyOffset >= lastPhyOffset &&
-          e.phyOffset < dispatchSafeOffset && e.timeDiff >= 0 &&
-          e.prevIndex === slots.get(slot);
-        if (!valid) break scan;
-        if (slots.get(slot) === INVALID_INDEX) slotCount++;
-        slots.set(slot, first + i);
-        kept++;
-        lastPhyOffset = e.phyOffset;
-        timeDiffMax = Math.max(timeDiffMax, e.timeDiff);
-      }
-    }
+    const { slots, last, kept, slotCount, lastPhyOffset, timeDiffMax } = scanEntries(
+      this.#handle,
+      this.layout,
+      h.indexCount,
+      dispatchSafeOffset,
+    );
     if (kept === 0) {
       this.#header = decodeHeader(new Uint8Array(0));
     } else {
@@ -454,8 +300,7 @@ export class IndexFile {
   }
 
   #entryPosition(n: number): number {
-    return INDEX_HEADER_BYTES + this.layout.hashSlotNum * INDEX_SLOT_BYTES +
-      n * INDEX_ENTRY_BYTES;
+    return entryPosition(this.layout, n);
   }
 
   #appendEntry(keyHash: number, phyOffset: number, timeDiff: number, prevIndex: number): void {
