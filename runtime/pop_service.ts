@@ -14,93 +14,37 @@
 // messages received then are handed out again (with their CKs also still pending, a
 // message can come twice); an ack answered OK is durable; an unacked message always
 // comes back once its invisible time has passed.
-import {
-  PROPERTY_DLQ_ORIGIN_TOPIC,
-  PROPERTY_REAL_QUEUE_ID,
-  PROPERTY_REAL_TOPIC,
-  PROPERTY_RETRY_TOPIC,
-  PROPERTY_TIMER_DELIVER_MS,
-  PROPERTY_UNIQ_KEY,
-  REVIVE_TOPIC,
-  TIMER_TOPIC,
-} from "../storage/message/message_const.ts";
-import type { MessageStore } from "../storage/message_store.ts";
+//
+// This file receives and settles; the parts are in runtime/pop/: the CK record
+// (checkpoint.ts), receipt handles (receipt.ts), ordered POP (orderly.ts), the revive loop
+// (revive.ts) and retry/DLQ routing (requeue.ts).
+import { PROPERTY_RETRY_TOPIC, REVIVE_TOPIC } from "../storage/message/message_const.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
 import { BrokerError } from "./protocol/errors.ts";
-import { type PopMessage, signalOf, type SignalSource } from "./protocol/types.ts";
-import { type TimerService } from "./timer_service.ts";
-import type { PullHoldService } from "./long_polling.ts";
+import { type PopMessage, signalOf } from "./protocol/types.ts";
 import { toWireMessage } from "./wire.ts";
-import type { BodyText } from "./platform/platform.ts";
-import type { Logger } from "./log.ts";
-import type { ConsumerGroupConfig } from "../storage/metadata/metadata_store.ts";
+import { scheduleCheckpoint } from "./pop/checkpoint.ts";
+import { retryTopicOf } from "./pop/group_topics.ts";
+import { OrderlyPop } from "./pop/orderly.ts";
+import type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
+import { checkpointOf, settle } from "./pop/receipt.ts";
+import { ReviveLoop } from "./pop/revive.ts";
 
-/** The revive loop's own progress, kept as a consumer offset of this pseudo group. */
-const REVIVE_GROUP = "%REVIVE%";
-
-export const retryTopicOf = (group: string) => `%RETRY%${group}`;
-export const dlqTopicOf = (group: string) => `%DLQ%${group}`;
-
-/** What a CK record carries (its body, JSON). */
-interface Checkpoint {
-  g: string; // group
-  t: string; // topic read from (the real topic or the group's retry topic)
-  q: number;
-  o: number; // queue offset
-  c: number; // CommitLog offset of the message
-  ord?: 1; // from an orderly group: retried in place, never through the retry topic
-}
-
-/** Ordered POP: the one message of a queue out with a consumer, and its failures so far. */
-interface OrderlyInFlight {
-  handle: string;
-  offset: number;
-  failures: number;
-}
-
-export interface PopDeps {
-  store: MessageStore;
-  timers: TimerService;
-  holds: PullHoldService;
-  nowMs: () => number;
-  log: Logger;
-  newId: () => string;
-  storeHost: { ip: Uint8Array; port: number };
-  offsets: {
-    query(group: string, topic: string, queueId: number): number | undefined;
-    commit(group: string, topic: string, queueId: number, offset: number): void;
-  };
-  groupOf(group: string): ConsumerGroupConfig | undefined;
-  /** Delay levels in ms (level N waits delayLevelsMs[N - 1]). */
-  delayLevelsMs: readonly number[];
-  /** The platform's body decoding (wire.ts). */
-  bodyText: BodyText;
-}
-
-export interface ReceiveRequest {
-  group: string;
-  /** Required for broadcasting groups: each client has offsets of its own. */
-  clientId?: string;
-  topic: string;
-  readQueueNums: number;
-  max: number;
-  invisibleMs: number;
-  waitMs: number;
-  signal?: SignalSource;
-}
+export type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
 
 /** Why a receive's own holds are released: a constant, so abort() builds no DOMException. */
 const RELEASED = "released";
 
 export class PopService {
   #rotation = 0;
-  #reviving = false;
-  /** Orderly groups: group|topic|queue -> the message out; no other leaves that queue. */
-  #orderly = new Map<string, OrderlyInFlight>();
-  /** Orderly failures of the message at group|topic|queue@offset (memory; a restart resets). */
-  #orderlyFailures = new Map<string, number>();
+  /** Ordered POP's queues in flight (orderly groups). */
+  readonly #orderly: OrderlyPop;
+  readonly #revive: ReviveLoop;
 
-  constructor(private readonly deps: PopDeps) {}
+  constructor(private readonly deps: PopDeps) {
+    this.#orderly = new OrderlyPop(deps);
+    this.#revive = new ReviveLoop(deps, this.#orderly);
+  }
 
   async receive(req: ReceiveRequest): Promise<PopMessage[]> {
     const deadline = this.deps.nowMs() + req.waitMs;
@@ -128,7 +72,7 @@ export class PopService {
   async #popOnce(req: ReceiveRequest, retry: string): Promise<PopMessage[]> {
     const group = this.deps.groupOf(req.group);
     if (group?.messageModel === "BROADCASTING") return this.#popBroadcast(req);
-    if (group?.orderly) return this.#popOrderly(req);
+    if (group?.orderly) return this.#orderly.pop(req, this.#rotation++);
     const { store } = this.deps;
     const sources = [...Array(req.readQueueNums).keys()].map((q) => ({ topic: req.topic, q }));
     sources.push({ topic: retry, q: 0 });
@@ -159,7 +103,8 @@ export class PopService {
     const popTime = this.deps.nowMs();
     // One CK per message, all written in this turn (one write, one fdatasync).
     const cks = picked.map((p) =>
-      this.#scheduleCheckpoint(
+      scheduleCheckpoint(
+        this.deps,
         req.group,
         p.topic,
         p.q,
@@ -218,140 +163,11 @@ export class PopService {
     return out;
   }
 
-  /**
-   * Ordered POP: at most one message per queue is out at a time, and the pop offset of a
-   * queue moves only when that message is acked (or buried after retryMaxTimes failures),
-   * so a failing message is retried in place and never overtaken by the next one.
-   */
-  async #popOrderly(req: ReceiveRequest): Promise<PopMessage[]> {
-    const { store } = this.deps;
-    const popKey = `%POP%${req.group}`;
-    const picked: { q: number; offset: number; record: MessageRecord; failures: number }[] = [];
-    const start = this.#rotation++;
-    for (let i = 0; i < req.readQueueNums && picked.length < req.max; i++) {
-      const q = (start + i) % req.readQueueNums;
-      const key = `${req.group}|${req.topic}|${q}`;
-      if (this.#orderly.has(key)) continue; // its message is out
-      let offset = this.deps.offsets.query(popKey, req.topic, q) ??
-        this.deps.offsets.query(req.group, req.topic, q) ??
-        store.getMinOffsetInQueue(req.topic, q);
-      offset = Math.max(offset, store.getMinOffsetInQueue(req.topic, q));
-      const got = store.getMessage(req.topic, q, offset, {
-        maxMsgNums: 1,
-        maxBytes: 4 * 1024 * 1024,
-      });
-      const m = got.messages[0];
-      if (!m) continue;
-      const failures = this.#orderlyFailures.get(`${key}@${m.queueOffset}`) ?? 0;
-      // Reserved now, before the await below, so a concurrent receive skips this queue.
-      this.#orderly.set(key, { handle: "", offset: m.queueOffset, failures });
-      picked.push({ q, offset: m.queueOffset, record: m.record, failures });
-    }
-    if (picked.length === 0) return [];
-    const popTime = this.deps.nowMs();
-    const ids = await Promise.all(
-      picked.map((p) =>
-        this.#scheduleCheckpoint(
-          req.group,
-          req.topic,
-          p.q,
-          p.offset,
-          p.record.physicalOffset,
-          popTime + req.invisibleMs,
-          true,
-        )
-      ),
-    ).catch((err) => {
-      for (const p of picked) this.#orderly.delete(`${req.group}|${req.topic}|${p.q}`);
-      throw err;
-    });
-    return picked.map((p, i) => {
-      this.#orderly.set(`${req.group}|${req.topic}|${p.q}`, {
-        handle: ids[i],
-        offset: p.offset,
-        failures: p.failures,
-      });
-      const wire = toWireMessage(p.record, p.offset, this.deps.bodyText);
-      return {
-        ...wire,
-        reconsumeTimes: p.record.reconsumeTimes + p.failures,
-        receiptHandle: ids[i],
-        invisibleUntil: popTime + req.invisibleMs,
-      };
-    });
-  }
-
-  /** An ordered message settled: the queue moves on to the next one. */
-  #orderlyDone(ck: Checkpoint) {
-    const key = `${ck.g}|${ck.t}|${ck.q}`;
-    const out = this.#orderly.get(key);
-    if (out && out.offset === ck.o) this.#orderly.delete(key);
-    this.#orderlyFailures.delete(`${key}@${ck.o}`);
-    const popKey = `%POP%${ck.g}`;
-    const current = this.deps.offsets.query(popKey, ck.t, ck.q) ?? 0;
-    if (ck.o + 1 > current) this.deps.offsets.commit(popKey, ck.t, ck.q, ck.o + 1);
-  }
-
-  /** An ordered message was not acked in time: it is handed out again, in place. */
-  #orderlyFailed(ck: Checkpoint): Promise<unknown> {
-    const key = `${ck.g}|${ck.t}|${ck.q}`;
-    const popKey = `%POP%${ck.g}`;
-    if ((this.deps.offsets.query(popKey, ck.t, ck.q) ?? 0) > ck.o) return Promise.resolve(); // settled before
-    const out = this.#orderly.get(key);
-    if (out && out.offset === ck.o) this.#orderly.delete(key);
-    const failures = (this.#orderlyFailures.get(`${key}@${ck.o}`) ?? 0) + 1;
-    if (failures <= (this.deps.groupOf(ck.g)?.retryMaxTimes ?? 16)) {
-      this.#orderlyFailures.set(`${key}@${ck.o}`, failures);
-      this.deps.holds.arriving(ck.t, ck.q, Number.MAX_SAFE_INTEGER); // wake receivers: it is back
-      return Promise.resolve();
-    }
-    // Past the limit it is buried, so the queue can move on.
-    const original = this.deps.store.lookMessageByOffset(ck.c);
-    this.#orderlyDone(ck);
-    if (!original) return Promise.resolve();
-    return this.#bury(ck.g, original, original.reconsumeTimes + failures);
-  }
-
-  async #scheduleCheckpoint(
-    group: string,
-    topic: string,
-    q: number,
-    offset: number,
-    commitLogOffset: number,
-    deliverMs: number,
-    orderly = false,
-  ): Promise<string> {
-    const id = this.deps.newId();
-    const ck: Checkpoint = {
-      g: group,
-      t: topic,
-      q,
-      o: offset,
-      c: commitLogOffset,
-      ...(orderly ? { ord: 1 as const } : {}),
-    };
-    await this.deps.store.putMessage({
-      topic: TIMER_TOPIC,
-      queueId: 0,
-      body: new TextEncoder().encode(JSON.stringify(ck)),
-      properties: new Map([
-        [PROPERTY_UNIQ_KEY, id],
-        [PROPERTY_REAL_TOPIC, REVIVE_TOPIC],
-        [PROPERTY_REAL_QUEUE_ID, "0"],
-        [PROPERTY_TIMER_DELIVER_MS, String(deliverMs)],
-      ]),
-      bornTimestamp: this.deps.nowMs(),
-      bornHost: this.deps.storeHost,
-      storeHost: this.deps.storeHost,
-    });
-    return id;
-  }
-
   /** Acknowledges a received message: it will not come back. */
   async ack(group: string, handle: string): Promise<void> {
-    const ck = this.#checkpointOf(group, handle);
-    const outcome = await this.#settle(() => this.deps.timers.cancel(handle, REVIVE_TOPIC));
-    if (outcome === "CANCELLED" && ck.ord) this.#orderlyDone(ck);
+    const ck = checkpointOf(this.deps.timers, group, handle);
+    const outcome = await settle(() => this.deps.timers.cancel(handle, REVIVE_TOPIC));
+    if (outcome === "CANCELLED" && ck.ord) this.#orderly.done(ck);
     if (outcome === "ALREADY_DELIVERED") {
       throw new BrokerError(
         "RECEIPT_HANDLE_EXPIRED",
@@ -366,7 +182,7 @@ export class PopService {
    * (10 s, 30 s, 1 min, … 2 h) — counting a reconsume.
    */
   async nack(group: string, handle: string, delayMs: number | undefined): Promise<void> {
-    const ck = this.#checkpointOf(group, handle);
+    const ck = checkpointOf(this.deps.timers, group, handle);
     const reconsumeTimes = this.deps.store.lookMessageByOffset(ck.c)?.reconsumeTimes ?? 0;
     await this.changeInvisibleTime(group, handle, delayMs ?? this.backoffMs(group, reconsumeTimes));
   }
@@ -381,11 +197,9 @@ export class PopService {
 
   /** Moves the moment the message comes back to now + invisibleMs. The handle stays valid. */
   async changeInvisibleTime(group: string, handle: string, invisibleMs: number): Promise<number> {
-    this.#checkpointOf(group, handle);
+    checkpointOf(this.deps.timers, group, handle);
     const until = this.deps.nowMs() + invisibleMs;
-    const outcome = await this.#settle(() =>
-      this.deps.timers.reschedule(handle, until, REVIVE_TOPIC)
-    );
+    const outcome = await settle(() => this.deps.timers.reschedule(handle, until, REVIVE_TOPIC));
     if (outcome === "ALREADY_DELIVERED") {
       throw new BrokerError(
         "RECEIPT_HANDLE_EXPIRED",
@@ -395,112 +209,8 @@ export class PopService {
     return until;
   }
 
-  #checkpointOf(group: string, handle: string): Checkpoint {
-    if (!/^[0-9A-F]{32}$/.test(handle)) {
-      throw new BrokerError(
-        "RECEIPT_HANDLE_UNKNOWN",
-        `Unknown receipt handle ${JSON.stringify(handle.slice(0, 64))}`,
-      );
-    }
-    const record = this.deps.timers.find(handle, REVIVE_TOPIC);
-    const ck = record ? parseCheckpoint(record.body) : undefined;
-    if (!ck || ck.g !== group) {
-      throw new BrokerError(
-        "RECEIPT_HANDLE_UNKNOWN",
-        `Unknown receipt handle ${handle} for group ${group}`,
-      );
-    }
-    return ck;
-  }
-
-  /** A cancel of a CK that is no longer pending means it was settled before: acked twice. */
-  async #settle<T>(f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (err) {
-      if (err instanceof BrokerError && err.code === "MESSAGE_NOT_FOUND") {
-        throw new BrokerError(
-          "RECEIPT_HANDLE_SETTLED",
-          "Cannot settle this receipt handle again: it was already acknowledged",
-        );
-      }
-      throw err;
-    }
-  }
-
   /** Dispatch's notice that CKs fired: bring their messages back, or bury them. */
   arriving(): void {
-    if (this.#reviving) return;
-    this.#reviving = true;
-    this.#revive().catch((err) => this.deps.log("error", "revive failed", { err: String(err) }))
-      .finally(() => this.#reviving = false);
-  }
-
-  async #revive() {
-    const { store } = this.deps;
-    for (;;) {
-      const from = this.deps.offsets.query(REVIVE_GROUP, REVIVE_TOPIC, 0) ??
-        store.getMinOffsetInQueue(REVIVE_TOPIC, 0);
-      const got = store.getMessage(REVIVE_TOPIC, 0, from, {
-        maxMsgNums: 256,
-        maxBytes: 4 * 1024 * 1024,
-      });
-      if (got.messages.length === 0) {
-        if (got.status === "OFFSET_TOO_SMALL") {
-          this.deps.offsets.commit(REVIVE_GROUP, REVIVE_TOPIC, 0, got.nextBeginOffset);
-        }
-        return;
-      }
-      await Promise.all(got.messages.map((m) => this.#reviveOne(m.record)));
-      this.deps.offsets.commit(REVIVE_GROUP, REVIVE_TOPIC, 0, got.nextBeginOffset);
-    }
-  }
-
-  #reviveOne(ckRecord: MessageRecord): Promise<unknown> {
-    const ck = parseCheckpoint(ckRecord.body);
-    if (ck?.ord) return this.#orderlyFailed(ck);
-    const original = ck ? this.deps.store.lookMessageByOffset(ck.c) : undefined;
-    if (!ck || !original) return Promise.resolve(); // retention took it: nothing to bring back
-    const reconsumeTimes = original.reconsumeTimes + 1;
-    if (reconsumeTimes > (this.deps.groupOf(ck.g)?.retryMaxTimes ?? 16)) {
-      return this.#bury(ck.g, original, reconsumeTimes);
-    }
-    return this.#requeue(ck.g, original, reconsumeTimes, false);
-  }
-
-  /** Past retryMaxTimes: to %DLQ%{group}, keeping id, body, properties, original topic. */
-  #bury(group: string, original: MessageRecord, reconsumeTimes: number): Promise<unknown> {
-    return this.#requeue(group, original, reconsumeTimes, true);
-  }
-
-  #requeue(
-    group: string,
-    original: MessageRecord,
-    reconsumeTimes: number,
-    dead: boolean,
-  ): Promise<unknown> {
-    const properties = new Map(original.properties);
-    if (!properties.has(PROPERTY_RETRY_TOPIC)) properties.set(PROPERTY_RETRY_TOPIC, original.topic);
-    if (dead) properties.set(PROPERTY_DLQ_ORIGIN_TOPIC, properties.get(PROPERTY_RETRY_TOPIC)!);
-    return this.deps.store.putMessage({
-      topic: dead ? dlqTopicOf(group) : retryTopicOf(group),
-      queueId: 0,
-      body: original.body,
-      flag: original.flag,
-      properties,
-      bornTimestamp: original.bornTimestamp,
-      bornHost: original.bornHost,
-      storeHost: this.deps.storeHost,
-      reconsumeTimes,
-    });
-  }
-}
-
-function parseCheckpoint(body: Uint8Array): Checkpoint | undefined {
-  try {
-    const v = JSON.parse(new TextDecoder().decode(body));
-    return typeof v?.g === "string" && Number.isSafeInteger(v?.c) ? v : undefined;
-  } catch {
-    return undefined;
+    this.#revive.arriving();
   }
 }

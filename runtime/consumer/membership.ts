@@ -17,78 +17,26 @@
 // member may lock, so every lock goes when its member goes and locks stay bounded.
 
 import assert from "node:assert/strict";
+import { compareStrings, type MessageQueue, sortClientIds } from "./allocate.ts";
+import { checkName, checkQueueIds, parseHeartbeat, sameMember } from "./membership_checks.ts";
+import { strategyFor } from "./membership_strategy.ts";
 import {
-  AllocateMachineRoomNearby,
-  AllocateMessageQueueAveragely,
-  AllocateMessageQueueAveragelyByCircle,
-  AllocateMessageQueueByConfig,
-  AllocateMessageQueueByMachineRoom,
-  AllocateMessageQueueConsistentHash,
-  type AllocateMessageQueueStrategy,
-  compareStrings,
-  type MessageQueue,
-  sortClientIds,
-} from "./allocate.ts";
+  type HeartbeatData,
+  type Member,
+  MembershipError,
+  type QueueRef,
+} from "./membership_types.ts";
 
-export const STRATEGY_NAMES = [
-  "AVG",
-  "AVG_BY_CIRCLE",
-  "CONSISTENT_HASH",
-  "CONFIG",
-  "MACHINE_ROOM",
-  "MACHINE_ROOM_NEARBY",
-] as const;
-export type StrategyName = typeof STRATEGY_NAMES[number];
-
-/** A bound per member: RocketMQ has none, but a heartbeat is outside input. */
-export const SUBSCRIPTIONS_PER_MEMBER_MAX = 64;
-/** CONFIG queue ids per member and queue ids per lock() call. */
-export const QUEUE_IDS_MAX = 1024;
-const CLIENT_ID_CHARS_MAX = 255;
-const NAME_CHARS_MAX = 255; // %RETRY%group topics reach 255 (checkReadableTopic)
-const TAGS_CHARS_MAX = 4096; // tag expressions and SQL92 filters
-const QUEUE_ID_MAX = 2 ** 31 - 1; // Java int
-const NAME_PATTERN = /^[%|a-zA-Z0-9_-]+$/; // protocol/names.ts
-const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
-
-export type MembershipErrorCode =
-  | "GROUP_ILLEGAL"
-  | "TOPIC_ILLEGAL"
-  | "CLIENT_ID_ILLEGAL"
-  | "SUBSCRIPTION_ILLEGAL"
-  | "STRATEGY_ILLEGAL"
-  | "QUEUE_ID_ILLEGAL"
-  | "MEMBERS_MAX";
-
-/** A refused heartbeat, lock or query: outside input, never our bug. */
-export class MembershipError extends Error {
-  override name = "MembershipError";
-  constructor(readonly code: MembershipErrorCode, message: string) {
-    super(message);
-  }
-}
-
-export interface Subscription {
-  readonly topic: string;
-  /** RocketMQ's subString; "*" when absent. */
-  readonly tags?: string;
-}
-
-export interface HeartbeatData {
-  readonly clientId: string;
-  readonly subscriptions: readonly Subscription[];
-  /** The allocation strategy this client runs; "AVG" when absent. */
-  readonly strategy?: StrategyName;
-  /** Machine room of the client; required by MACHINE_ROOM and MACHINE_ROOM_NEARBY. */
-  readonly room?: string;
-  /** CONFIG: the queue ids this client always pulls, on every broker of the topic. */
-  readonly configQueues?: readonly number[];
-}
-
-export interface QueueRef {
-  readonly brokerName: string;
-  readonly queueId: number;
-}
+export { QUEUE_IDS_MAX, SUBSCRIPTIONS_PER_MEMBER_MAX } from "./membership_checks.ts";
+export {
+  type HeartbeatData,
+  MembershipError,
+  type MembershipErrorCode,
+  type QueueRef,
+  STRATEGY_NAMES,
+  type StrategyName,
+  type Subscription,
+} from "./membership_types.ts";
 
 export interface ConsumerMembershipOptions {
   /** Stamps heartbeats; the monotonic clock of the platform. */
@@ -99,16 +47,6 @@ export interface ConsumerMembershipOptions {
   readonly lockTimeoutMs?: number;
   /** Members over all groups; a heartbeat past it is refused. */
   readonly membersMax?: number;
-}
-
-interface Member {
-  readonly clientId: string;
-  /** By topic; tags "*" when absent. */
-  readonly subscriptions: ReadonlyMap<string, string>;
-  readonly strategy: StrategyName;
-  readonly room: string | undefined;
-  readonly configQueues: readonly number[];
-  lastHeartbeatMs: number;
 }
 
 interface Lock {
@@ -297,154 +235,4 @@ export class ConsumerMembership {
       this.#groups.delete(group);
     }
   }
-}
-
-function strategyFor(
-  member: Member,
-  subscribed: readonly Member[],
-  mqAll: readonly MessageQueue[],
-): AllocateMessageQueueStrategy {
-  switch (member.strategy) {
-    case "AVG":
-      return new AllocateMessageQueueAveragely();
-    case "AVG_BY_CIRCLE":
-      return new AllocateMessageQueueAveragelyByCircle();
-    case "CONSISTENT_HASH":
-      return new AllocateMessageQueueConsistentHash();
-    case "CONFIG": {
-      const ids = new Set(member.configQueues);
-      return new AllocateMessageQueueByConfig(mqAll.filter((mq) => ids.has(mq.queueId)));
-    }
-    case "MACHINE_ROOM":
-      return new AllocateMessageQueueByMachineRoom(
-        subscribed.flatMap((m) => m.room === undefined ? [] : [m.room]),
-      );
-    case "MACHINE_ROOM_NEARBY": {
-      const rooms = new Map(subscribed.map((m) => [m.clientId, m.room]));
-      return new AllocateMachineRoomNearby(new AllocateMessageQueueAveragely(), {
-        brokerDeployIn: (mq) => roomOfBroker(mq.brokerName),
-        consumerDeployIn: (clientId) => rooms.get(clientId),
-      });
-    }
-  }
-}
-
-/** `room@broker` → room; a name without one has no room. */
-function roomOfBroker(brokerName: string): string | undefined {
-  const at = brokerName.indexOf("@");
-  return at > 0 ? brokerName.slice(0, at) : undefined;
-}
-
-function parseHeartbeat(data: HeartbeatData, nowMs: number): Member {
-  const clientId = data?.clientId;
-  if (
-    typeof clientId !== "string" || clientId.length > CLIENT_ID_CHARS_MAX ||
-    !VISIBLE_ASCII.test(clientId)
-  ) {
-    throw new MembershipError(
-      "CLIENT_ID_ILLEGAL",
-      `Cannot register client id ${
-        JSON.stringify(String(clientId).slice(0, 80))
-      } as it must be 1-${CLIENT_ID_CHARS_MAX} visible ASCII characters`,
-    );
-  }
-  const strategy = data.strategy ?? "AVG";
-  if (!(STRATEGY_NAMES as readonly string[]).includes(strategy)) {
-    throw strategyError(clientId, `strategy ${JSON.stringify(String(strategy).slice(0, 40))}`);
-  }
-  const room = data.room;
-  if (room !== undefined && (typeof room !== "string" || !NAME_PATTERN.test(room))) {
-    throw strategyError(clientId, `room ${JSON.stringify(String(room).slice(0, 40))}`);
-  }
-  if ((strategy === "MACHINE_ROOM" || strategy === "MACHINE_ROOM_NEARBY") && !room) {
-    throw strategyError(clientId, `strategy ${strategy} without a room`);
-  }
-  let configQueues: number[];
-  try {
-    configQueues = checkQueueIds(data.configQueues ?? []);
-  } catch {
-    throw strategyError(clientId, "configQueues");
-  }
-  return {
-    clientId,
-    subscriptions: parseSubscriptions(clientId, data.subscriptions),
-    strategy,
-    room,
-    configQueues,
-    lastHeartbeatMs: nowMs,
-  };
-}
-
-function strategyError(clientId: string, what: string): MembershipError {
-  return new MembershipError(
-    "STRATEGY_ILLEGAL",
-    `Cannot register client ${clientId} with ${what}: strategies are ${
-      STRATEGY_NAMES.join(", ")
-    }, rooms 1-${NAME_CHARS_MAX} of [%|a-zA-Z0-9_-] (MACHINE_ROOM* need one), configQueues up to ${QUEUE_IDS_MAX} ids`,
-  );
-}
-
-function parseSubscriptions(
-  clientId: string,
-  subscriptions: readonly Subscription[],
-): Map<string, string> {
-  const refuse = (why: string) =>
-    new MembershipError(
-      "SUBSCRIPTION_ILLEGAL",
-      `Cannot register client ${clientId} as its subscriptions ${why}`,
-    );
-  if (!Array.isArray(subscriptions)) throw refuse("are not a list");
-  if (subscriptions.length > SUBSCRIPTIONS_PER_MEMBER_MAX) {
-    throw refuse(`exceed ${SUBSCRIPTIONS_PER_MEMBER_MAX}: ${subscriptions.length}`);
-  }
-  const byTopic = new Map<string, string>();
-  for (const s of subscriptions) {
-    const topic = s?.topic;
-    if (!isName(topic)) throw refuse(`name topic ${JSON.stringify(String(topic).slice(0, 80))}`);
-    if (byTopic.has(topic)) throw refuse(`name topic ${topic} twice`);
-    const tags = s.tags ?? "*";
-    if (typeof tags !== "string" || tags.length === 0 || tags.length > TAGS_CHARS_MAX) {
-      throw refuse(`give topic ${topic} tags that are not 1-${TAGS_CHARS_MAX} characters`);
-    }
-    byTopic.set(topic, tags);
-  }
-  return byTopic;
-}
-
-function sameMember(a: Member, b: Member): boolean {
-  return a.strategy === b.strategy && a.room === b.room &&
-    a.configQueues.join() === b.configQueues.join() &&
-    a.subscriptions.size === b.subscriptions.size &&
-    [...a.subscriptions].every(([topic, tags]) => b.subscriptions.get(topic) === tags);
-}
-
-function isName(name: unknown): name is string {
-  return typeof name === "string" && name.length <= NAME_CHARS_MAX && NAME_PATTERN.test(name);
-}
-
-function checkName(code: MembershipErrorCode, kind: string, name: string): void {
-  if (!isName(name)) {
-    throw new MembershipError(
-      code,
-      `Cannot use ${kind} name ${
-        JSON.stringify(String(name).slice(0, 80))
-      } as it must be 1-${NAME_CHARS_MAX} characters of [%|a-zA-Z0-9_-]`,
-    );
-  }
-}
-
-/** Distinct, ascending; each a Java int >= 0, at most QUEUE_IDS_MAX of them. */
-function checkQueueIds(queueIds: readonly number[]): number[] {
-  if (
-    !Array.isArray(queueIds) || queueIds.length > QUEUE_IDS_MAX ||
-    !queueIds.every((id) => Number.isInteger(id) && id >= 0 && id <= QUEUE_ID_MAX)
-  ) {
-    throw new MembershipError(
-      "QUEUE_ID_ILLEGAL",
-      `Cannot use queue ids ${
-        JSON.stringify(String(queueIds).slice(0, 80))
-      } as they must be up to ${QUEUE_IDS_MAX} integers from 0 to ${QUEUE_ID_MAX}`,
-    );
-  }
-  return [...new Set(queueIds)].sort((a, b) => a - b);
 }

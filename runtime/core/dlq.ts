@@ -8,7 +8,7 @@ import {
   PROPERTY_UNIQ_KEY,
 } from "../../storage/message/message_const.ts";
 import type { PullResult } from "../protocol/types.ts";
-import { dlqTopicOf } from "../pop_service.ts";
+import { dlqTopicOf } from "../pop/group_topics.ts";
 import { toWireMessage } from "../wire.ts";
 import type { GroupRegistry } from "./group_registry.ts";
 import type { Producer } from "./producer.ts";

@@ -6,7 +6,7 @@ import {
   PROPERTY_SHARDING_KEY,
 } from "../../storage/message/message_const.ts";
 import type { DeliveryOutcome } from "../protocol/types.ts";
-import { dlqTopicOf, retryTopicOf } from "../pop_service.ts";
+import { dlqTopicOf, retryTopicOf } from "../pop/group_topics.ts";
 import { Cursor, type Entry, messageIdOf, startable } from "./delivery_cursor.ts";
 import type { DeliveryLog } from "./delivery_log.ts";
 import { deliveryRequest } from "./delivery_request.ts";

@@ -20,7 +20,7 @@
 // Its parts: delivery_runner.ts (one subscription's loop), delivery_cursor.ts (one queue's
 // read-ahead), delivery_request.ts and retry_copy.ts (what goes out), delivery_types.ts.
 import type { SubscriptionStats, SubscriptionView } from "../protocol/types.ts";
-import { retryTopicOf } from "../pop_service.ts";
+import { retryTopicOf } from "../pop/group_topics.ts";
 import { DeliveryLog } from "./delivery_log.ts";
 import { Runner } from "./delivery_runner.ts";
 import type { StoredSubscription, WebhookDeps } from "./delivery_types.ts";
