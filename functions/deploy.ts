@@ -8,6 +8,7 @@
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
+import { MqClient } from "../client/mod.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -38,7 +39,11 @@ const app = await createApp({
     {
       brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address),
     },
-    { token: env("MQ_BROKER_TOKEN") || undefined, cacheMs: routeCacheMs, nowMs },
+    {
+      connect: (baseUrl) => new MqClient({ baseUrl, token: env("MQ_BROKER_TOKEN") || undefined }),
+      cacheMs: routeCacheMs,
+      nowMs,
+    },
   ),
   apiKeys,
   limits,

@@ -8,6 +8,7 @@
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
+import { MqClient } from "../client/mod.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -50,11 +51,12 @@ try {
 }
 const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
+const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
 const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
-      token: env("MQ_BROKER_TOKEN", "") || undefined,
+      connect: (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
       cacheMs: routeCacheMs,
       nowMs,
     },

@@ -3,7 +3,6 @@
 // (unreachable, not leader) drops the cache so the next request re-reads the table, and a
 // failover needs no restart here.
 import type { BrokerClient, BrokerResolver } from "../runtime/protocol/core_api.ts";
-import { MqClient } from "../client/mod.ts";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 
 export interface RouteSource {
@@ -11,12 +10,16 @@ export interface RouteSource {
   brokers(): Promise<string[]>;
 }
 
+/** Builds the client that reaches the broker at `baseUrl` (the entry file passes the SDK's
+ * MqClient, so this module depends on the core interface only). */
+export type ClientFactory = (baseUrl: string) => BrokerClient;
+
 export class KvRouteResolver implements BrokerResolver {
   #cached: { client: BrokerClient; until: number } | undefined;
 
   constructor(
     private readonly routes: RouteSource,
-    private readonly options: { token?: string; cacheMs: number; nowMs: () => number },
+    private readonly options: { connect: ClientFactory; cacheMs: number; nowMs: () => number },
   ) {}
 
   async get(): Promise<BrokerClient> {
@@ -29,7 +32,7 @@ export class KvRouteResolver implements BrokerResolver {
         "No live broker is registered in the route table",
       );
     }
-    const client = new MqClient({ baseUrl: `http://${address}`, token: this.options.token });
+    const client = this.options.connect(`http://${address}`);
     this.#cached = { client, until: now + this.options.cacheMs };
     return client;
   }
