@@ -11,7 +11,7 @@
 // at a time. Becoming master: stop following, close the store, start a Broker on it, let
 // ReplicationMaster record where the new epoch begins, and only then take writes. Losing
 // the lease (deadline passed, record taken, or a peer showed a higher epoch): refuse
-// writes at once (the gate below), then close the Broker and follow the new master, whose
+// writes at once (the gate, node_gate.ts), then close the Broker and follow the new master, whose
 // handshake truncates whatever this replica wrote past the point the two logs share.
 //
 // Every client write passes the gate twice: before it is appended (this replica must be
@@ -24,7 +24,7 @@ import { joinPath } from "../../storage/file_port.ts";
 import type { MessageStore } from "../../storage/message_store.ts";
 import { EPOCH_FILE_NAME, EpochFile } from "../../storage/ha/epoch_file.ts";
 import type { Broker, ReplicationGate } from "../broker.ts";
-import { BrokerError } from "../protocol/errors.ts";
+import type { BrokerError } from "../protocol/errors.ts";
 
 import type { LeaseKeeper, LeaseLostReason, ReplicaEligibility } from "./lease.ts";
 import { KvLeaseStore, type LeaseRecord } from "./lease_store.ts";
