@@ -45,71 +45,23 @@
 // TTL/10 (1 s); each store call times out after TTL/5 (2 s). Worst-case failover after
 // a crash: TTL + margin + one poll (13 s); after release(): one poll. KV traffic: each
 // broker writes its replica state once a poll (candidates) or renew (holder).
-import type { Logger } from "../log.ts";
 import { type ReplicaState } from "./election.ts";
-import { electionAllows, type LeaseSettings, leaseSettings } from "./lease_rules.ts";
-import type { LeaseRecord, LeaseStore } from "./lease_store.ts";
+import { type CandidateKeeper, candidateStep } from "./lease_candidate.ts";
+import { type LeaseSettings, leaseSettings } from "./lease_rules.ts";
+import type { LeaseRecord } from "./lease_store.ts";
+import type { Holding, LeaseHolding, LeaseKeeperOptions, LeaseLostReason } from "./lease_types.ts";
 import { StoreCalls, type StoreOutcome } from "./store_calls.ts";
 
 export { LeaseConfigError } from "./lease_rules.ts";
 export { type LeaseSettings, leaseSettings };
 
-/** Time as the keeper sees it; tests pass a manual clock. */
-export interface LeaseClock {
-  /** Never goes back, never jumps with NTP; deadlines are judged by it. */
-  monotonicMs(): number;
-  /** Wall clock, ms since 1970: only for expiresAtMs, which other brokers read. */
-  wallMs(): number;
-  /** Calls `fn` once after `ms` of monotonic time; returns a function that cancels it. */
-  setTimer(ms: number, fn: () => void): () => void;
-}
-
-/** What this replica can say for itself in an election. */
-export interface ReplicaEligibility {
-  /** Epoch of the newest record in the CommitLog. */
-  epoch: number;
-  maxOffset: number;
-  inSync: boolean;
-}
-
-export interface LeaseHolding {
-  epoch: number;
-  /** Monotonic time at which this holding ends unless renewed. */
-  deadlineMonotonicMs: number;
-}
-
-export type LeaseLostReason =
-  /** The deadline passed before a renew was confirmed (store slow, down or hanging). */
-  | "DEADLINE_PASSED"
-  /** A renew was refused: the record is no longer ours. */
-  | "LEASE_TAKEN"
-  /** stop() or release(). */
-  | "STOPPED"
-  /** supersede(): a peer showed a higher epoch than the one held. */
-  | "SUPERSEDED";
-
-export interface LeaseKeeperOptions {
-  /** RocketMQ's brokerName: the replicas of one group share one lease. */
-  brokerGroup: string;
-  brokerId: number;
-  address: string;
-  store: LeaseStore;
-  clock: LeaseClock;
-  eligibility: () => ReplicaEligibility | Promise<ReplicaEligibility>;
-  settings?: Partial<LeaseSettings>;
-  onAcquired?: (holding: LeaseHolding) => void;
-  onLost?: (lost: { epoch: number; reason: LeaseLostReason }) => void;
-  log?: Logger;
-  /** Default: a random UUID. Tests pass one to make records predictable. */
-  session?: string;
-}
-
-interface Holding {
-  record: LeaseRecord;
-  version: string;
-  deadlineMonotonicMs: number;
-  cancelDeadline: () => void;
-}
+export type {
+  LeaseClock,
+  LeaseHolding,
+  LeaseKeeperOptions,
+  LeaseLostReason,
+  ReplicaEligibility,
+} from "./lease_types.ts";
 
 export class LeaseKeeper {
   readonly settings: LeaseSettings;
@@ -127,6 +79,8 @@ export class LeaseKeeper {
    * (supersede(), or published states seen by a take-back): no take at or below it.
    */
   #passedEpoch = 0;
+  /** This keeper as its candidate polls see it (lease_candidate.ts). */
+  readonly #candidate: CandidateKeeper;
 
   constructor(options: LeaseKeeperOptions) {
     this.#o = options;
@@ -134,6 +88,20 @@ export class LeaseKeeper {
     this.session = options.session ?? crypto.randomUUID();
     this.#calls = new StoreCalls(options.clock, this.settings);
     this.#startedMonotonicMs = options.clock.monotonicMs();
+    this.#candidate = {
+      options,
+      settings: this.settings,
+      startedMonotonicMs: this.#startedMonotonicMs,
+      passedEpoch: () => this.#passedEpoch,
+      setPassedEpoch: (epoch) => this.#passedEpoch = epoch,
+      running: () => this.#running,
+      call: (fn) => this.#call(fn),
+      publish: () => this.#publish(),
+      seen: (record) => this.#lastSeen = record,
+      isMine: (record) => this.#isMine(record),
+      take: (current, version, epoch) => this.#take(current, version, epoch),
+      expire: (record, version) => this.#expire(record, version),
+    };
   }
 
   /** Starts the loop; as a candidate first. */
@@ -261,7 +229,7 @@ export class LeaseKeeper {
     while (this.#running) {
       const delayMs = this.#holding !== null
         ? await this.#renewStep()
-        : await this.#candidateStep();
+        : await candidateStep(this.#candidate);
       if (this.#running && delayMs > 0) await this.#sleep(delayMs);
     }
   }
@@ -319,65 +287,6 @@ export class LeaseKeeper {
     h.record = read.value.record!;
     h.version = read.value.version!;
     return 0;
-  }
-
-  /** One poll as candidate; returns the delay before the next step. */
-  async #candidateStep(): Promise<number> {
-    const { clock, store, brokerGroup } = this.#o;
-    const poll = this.settings.leasePollIntervalMs;
-    const read = await this.#call(() => store.readLease(brokerGroup));
-    const self = await this.#publish();
-    if (read.kind !== "ok" || !this.#running) return poll;
-    const { record, version } = read.value;
-    this.#lastSeen = record;
-    let peers: StoreOutcome<ReplicaState[]> | undefined;
-    let stale = false; // our own record, at an epoch some replica has passed
-    if (record !== null && this.#isMine(record)) {
-      peers = await this.#call(() => store.readReplicas(brokerGroup));
-      if (peers.kind !== "ok" || !this.#running) return poll;
-      const passed = Math.max(
-        this.#passedEpoch,
-        self?.epoch ?? 0,
-        ...peers.value.map((p) => p.epoch),
-      );
-      if (passed <= record.epoch) return await this.#take(record, version, record.epoch);
-      // A late write of ours that the KV replayed (see supersede()): elect as if expired.
-      stale = true;
-      this.#passedEpoch = passed;
-      this.#o.log?.("warn", "own lease record at a passed epoch; not taking it back", {
-        brokerGroup,
-        epoch: record.epoch,
-        passedEpoch: passed,
-      });
-    }
-    const live = !stale && record !== null &&
-      clock.wallMs() <= record.expiresAtMs + this.settings.leaseSafetyMarginMs;
-    if (live || self === undefined) return poll;
-    const yieldStale = async () => {
-      if (stale && record!.expiresAtMs > 0) await this.#expire(record!, version);
-      return poll;
-    };
-    if (!self.inSync && !this.settings.enableElectUncleanMaster) return await yieldStale();
-    peers ??= await this.#call(() => store.readReplicas(brokerGroup));
-    if (peers.kind !== "ok" || !this.#running) return poll;
-    const allowed = electionAllows({
-      self,
-      peers: peers.value,
-      recordExists: record !== null,
-      nowMs: clock.wallMs(),
-      waitedMs: clock.monotonicMs() - this.#startedMonotonicMs,
-      settings: this.settings,
-    });
-    if (!allowed) return await yieldStale();
-    // Count from every epoch we know of, so a KV that lost the record cannot make an
-    // epoch be used twice as long as some replica remembers it.
-    const known = Math.max(
-      record?.epoch ?? 0,
-      self.epoch,
-      this.#passedEpoch,
-      ...peers.value.map((p) => p.epoch),
-    );
-    return await this.#take(record, version, known + 1);
   }
 
   /**

@@ -11,7 +11,7 @@
 // at a time. Becoming master: stop following, close the store, start a Broker on it, let
 // ReplicationMaster record where the new epoch begins, and only then take writes. Losing
 // the lease (deadline passed, record taken, or a peer showed a higher epoch): refuse
-// writes at once (the gate below), then close the Broker and follow the new master, whose
+// writes at once (the gate, node_gate.ts), then close the Broker and follow the new master, whose
 // handshake truncates whatever this replica wrote past the point the two logs share.
 //
 // Every client write passes the gate twice: before it is appended (this replica must be
@@ -21,75 +21,37 @@
 import type { BrokerClient } from "../protocol/core_api.ts";
 import process from "node:process";
 import { joinPath } from "../../storage/file_port.ts";
-import { MessageStore } from "../../storage/message_store.ts";
+import type { MessageStore } from "../../storage/message_store.ts";
 import { EPOCH_FILE_NAME, EpochFile } from "../../storage/ha/epoch_file.ts";
-import { Broker, type BrokerDeps, type ReplicationGate } from "../broker.ts";
-import type { KvOpenOptions, KvPort } from "../platform/kv_port.ts";
-import { BrokerError } from "../protocol/errors.ts";
+import type { Broker, ReplicationGate } from "../broker.ts";
+import type { BrokerError } from "../protocol/errors.ts";
+
+import type { LeaseKeeper, LeaseLostReason, ReplicaEligibility } from "./lease.ts";
+import { KvLeaseStore, type LeaseRecord } from "./lease_store.ts";
+import { openMetadataDb } from "../../storage/metadata/sqlite.ts";
+import { formatNodeAddress, parseNodeAddress } from "./node_address.ts";
+import { notLeaderError, replicationGate } from "./node_gate.ts";
 import {
-  type HaApi,
+  followMetadata,
+  leaseKeeper,
+  openBroker,
+  openStore,
+  registerRoutes,
+  replicationMaster,
+  replicationSlave,
+} from "./node_parts.ts";
+import { NodeEligibility } from "./node_eligibility.ts";
+import { haStatus } from "./node_status.ts";
+import type { HaNodeDeps, HaRole, HaStatus, MasterParts, SlaveParts } from "./node_types.ts";
+import type { HaApi } from "../protocol/ha_api.ts";
+
+export { formatNodeAddress, parseNodeAddress } from "./node_address.ts";
+export {
+  type HaNodeDeps,
   type HaRole,
   type HaStatus,
   METADATA_SNAPSHOT_PATH,
-} from "../protocol/ha_api.ts";
-
-import { type RouteRegistration, startRouteRegistration } from "../route_registry.ts";
-import { LeaseKeeper, type LeaseLostReason } from "./lease.ts";
-import { KvLeaseStore, type LeaseRecord } from "./lease_store.ts";
-import type { ReplicationConfig } from "./replication_config.ts";
-import { ReplicationError } from "./replication_errors.ts";
-import { ReplicationMaster } from "./replication_master.ts";
-import { type MasterAddress, ReplicationSlave } from "./replication_slave.ts";
-import { importMetadata, MetadataFollower } from "./metadata_sync.ts";
-import { type MetadataDbHandle, openMetadataDb } from "../../storage/metadata/sqlite.ts";
-
-/** What a Broker needs (the node starts one per mastership; nowMs is the wall clock),
- * plus the replica's own parts. */
-export interface HaNodeDeps extends Omit<BrokerDeps, "store" | "replication"> {
-  kv: KvPort;
-  /** The platform's: a master's route registration opens a KV of its own. */
-  openKv: (pathOrUrl: string, options: KvOpenOptions) => Promise<KvPort>;
-  /** host:port clients reach this broker's HTTP API at. */
-  httpAddress: string;
-  /** host:port of this broker's replication listener (fixed for the process). */
-  haAddress: { host: string; port: number };
-}
-
-// The status and snapshot the HTTP front end serves (functions/routes/ha.ts).
-export { METADATA_SNAPSHOT_PATH } from "../protocol/ha_api.ts";
-export type { HaRole, HaStatus } from "../protocol/ha_api.ts";
-
-/** "host:port|haHost:haPort": the HTTP and replication addresses of one replica, as the
- * lease record and the published replica states carry them. */
-export function formatNodeAddress(http: string, ha: { host: string; port: number }): string {
-  return `${http}|${ha.host}:${ha.port}`;
-}
-
-export function parseNodeAddress(
-  address: string,
-): { http: string; ha: MasterAddress } | undefined {
-  const [http, ha] = address.split("|");
-  const at = ha?.lastIndexOf(":") ?? -1;
-  const port = Number(ha?.slice(at + 1));
-  if (!http || at <= 0 || !Number.isInteger(port) || port <= 0 || port > 65535) return undefined;
-  return { http, ha: { host: ha.slice(0, at), port } };
-}
-
-interface SlaveParts {
-  store: MessageStore;
-  db: MetadataDbHandle;
-  slave: ReplicationSlave | undefined;
-  metadata: { stop(): Promise<void> } | undefined;
-  /** Lease record (owner, epoch) the slave follows. */
-  following: LeaseRecord | undefined;
-}
-
-interface MasterParts {
-  epoch: number;
-  broker: Broker;
-  master: ReplicationMaster;
-  routes: RouteRegistration | undefined;
-}
+} from "./node_types.ts";
 
 export class HaNode implements HaApi {
   readonly #d: HaNodeDeps;
@@ -102,20 +64,8 @@ export class HaNode implements HaApi {
   #master: MasterParts | undefined;
   /** Role changes run one after another. */
   #changes: Promise<void> = Promise.resolve();
-  /** In the master's in-sync set at the last contact (what an election may trust). */
-  #inSync = false;
-  /** The log's end as last known (also while a role change has the store closed). */
-  #maxOffset = 0;
-  /**
-   * Set when this master's lease lapsed with nobody else taking it (KV down or slow):
-   * the confirm offset it had. Until another broker's record shows up or this replica
-   * follows a master, it publishes itself in sync at that offset. RocketMQ keeps a
-   * valid old master eligible: it holds every write it acknowledged. And its peers then
-   * measure themselves against what it acknowledged, never against bytes it wrote and
-   * did not acknowledge (else none of them would count as in sync, and nobody could be
-   * elected once the KV returned).
-   */
-  #lapsedConfirmOffset: number | undefined;
+  /** What this replica says for itself in elections, and the state that rests on. */
+  readonly #self = new NodeEligibility();
   #stopped = false;
   /** A lease read after a link failure, at most one at a time. */
   #leaseRead: Promise<void> | undefined;
@@ -130,27 +80,10 @@ export class HaNode implements HaApi {
       deps.files,
       joinPath(config.store.storePathRootDir, EPOCH_FILE_NAME),
     );
-    this.#keeper = new LeaseKeeper({
-      brokerGroup: config.brokerName,
-      brokerId: config.brokerId,
-      address: this.#address,
-      store: this.#leases,
-      clock: {
-        monotonicMs: () => performance.now(),
-        wallMs: deps.nowMs,
-        setTimer: (ms, fn) => {
-          const t = setTimeout(fn, ms);
-          return () => clearTimeout(t);
-        },
-      },
+    this.#keeper = leaseKeeper(deps, this.#address, this.#leases, {
       eligibility: () => this.#eligibility(),
-      settings: {
-        leaseTtlMs: config.leaseTtlMs,
-        leaseSafetyMarginMs: config.leaseSafetyMarginMs,
-      },
       onAcquired: ({ epoch }) => this.#change(() => this.#becomeMaster(epoch)),
       onLost: ({ epoch, reason }) => this.#lost(epoch, reason),
-      log: deps.log,
     });
   }
 
@@ -162,7 +95,7 @@ export class HaNode implements HaApi {
   async start(): Promise<void> {
     const seen = await this.#leases.readLease(this.#d.config.brokerName).catch(() => null);
     // A brand-new group (no record, nothing in our log): every empty replica may lead it.
-    this.#inSync = seen?.record == null && this.#epochs.lastEpoch === 0;
+    this.#self.inSync = seen?.record == null && this.#epochs.lastEpoch === 0;
     await this.#change(() => this.#becomeSlave(seen?.record ?? null));
     this.#keeper.start();
   }
@@ -179,43 +112,16 @@ export class HaNode implements HaApi {
   }
 
   status(): HaStatus {
-    const record = this.#keeper.lastSeenRecord();
-    const master = record && this.#recordLive(record)
-      ? {
-        brokerId: record.owner,
-        httpAddress: parseNodeAddress(record.address)?.http ?? "",
-        epoch: record.epoch,
-      }
-      : null;
-    const s = this.#slave;
-    const m = this.#master;
-    return {
+    return haStatus({
       role: this.#role,
-      brokerId: this.#d.config.brokerId,
-      brokerGroup: this.#d.config.brokerName,
-      epoch: m?.epoch ?? this.#epochs.lastEpoch,
-      maxOffset: (m?.broker.store ?? s?.store)?.maxPhysicalOffset ?? 0,
-      master,
-      ...(s?.slave
-        ? {
-          slave: {
-            state: s.slave.state,
-            heldOffset: s.slave.heldOffset,
-            masterMaxOffset: s.slave.masterMaxOffset,
-            inSync: this.#inSync,
-          },
-        }
-        : {}),
-      ...(m
-        ? {
-          replicas: m.master.replicas().map((r) => ({
-            brokerId: r.brokerId,
-            ackedOffset: r.ackedOffset,
-            inSync: r.inSync,
-          })),
-        }
-        : {}),
-    };
+      config: this.#d.config,
+      record: this.#keeper.lastSeenRecord(),
+      recordLive: (record) => this.#recordLive(record),
+      slave: this.#slave,
+      master: this.#master,
+      lastEpoch: this.#epochs.lastEpoch,
+      inSync: this.#self.inSync,
+    });
   }
 
   /**
@@ -253,88 +159,15 @@ export class HaNode implements HaApi {
   }
 
   #gate(parts: () => MasterParts | undefined): ReplicationGate {
-    const { config } = this.#d;
-    return {
-      checkWritable: () => {
-        const m = parts();
-        if (m === undefined || !this.#writable(m)) {
-          throw this.#notLeader("Cannot accept writes");
-        }
-        // Refuse up front, writing nothing, when SYNC could not be met anyway.
-        const slavesNeeded = config.inSyncReplicas - 1;
-        if (config.replicationMode === "SYNC" && slavesNeeded > 0) {
-          const inSync = m.master.inSyncSlaveCount();
-          if (inSync < slavesNeeded) {
-            throw new BrokerError(
-              "REPLICAS_NOT_AVAILABLE",
-              `Cannot accept writes: ${inSync} slaves are in sync, inSyncReplicas ${config.inSyncReplicas} needs ${slavesNeeded}; nothing was written, retry later`,
-              { inSyncReplicas: config.inSyncReplicas, inSyncSlaves: inSync },
-            );
-          }
-        }
-      },
-      confirm: async (endOffset) => {
-        const m = parts();
-        if (m === undefined) throw this.#notLeader("Cannot confirm the write");
-        let replicas = 1;
-        if (config.replicationMode === "SYNC" && config.inSyncReplicas > 1) {
-          try {
-            await m.master.waitForReplicas(
-              endOffset,
-              config.inSyncReplicas,
-              config.haSlaveTimeoutMs,
-            );
-          } catch (err) {
-            throw this.#replicationFailure(err, endOffset);
-          }
-          replicas = config.inSyncReplicas;
-        }
-        // Leadership may have ended while the put or the wait was in flight.
-        if (!this.#writable(m)) {
-          throw this.#notLeader(
-            "Cannot acknowledge the write (it may or may not survive; retry with the same Idempotency-Key)",
-          );
-        }
-        return replicas;
-      },
-    };
-  }
-
-  #replicationFailure(err: unknown, endOffset: number): BrokerError {
-    if (!(err instanceof ReplicationError)) return err as BrokerError;
-    const { inSyncReplicas, haSlaveTimeoutMs } = this.#d.config;
-    switch (err.code) {
-      case "FLUSH_SLAVE_TIMEOUT":
-        return new BrokerError(
-          "REPLICATION_TIMEOUT",
-          `Written on the master but not held by ${inSyncReplicas} replicas within ${haSlaveTimeoutMs} ms (haSlaveTimeoutMs); it may still be delivered: retry with an Idempotency-Key`,
-          { endOffset, inSyncReplicas },
-        );
-      case "SLAVE_NOT_AVAILABLE":
-        return new BrokerError(
-          "REPLICAS_NOT_AVAILABLE",
-          `Fewer than ${
-            inSyncReplicas - 1
-          } slaves are in sync (inSyncReplicas ${inSyncReplicas}); written on the master only, so not acknowledged: retry later`,
-          { endOffset, inSyncReplicas },
-        );
-      default:
-        return this.#notLeader(`Cannot confirm replication (${err.code})`);
-    }
+    return replicationGate(this.#d.config, parts, {
+      writable: (m) => this.#writable(m),
+      notLeader: (what) => this.#notLeader(what),
+    });
   }
 
   #notLeader(what: string): BrokerError {
     const record = this.#keeper.lastSeenRecord();
-    const live = record !== null && this.#recordLive(record) &&
-      record.owner !== this.#d.config.brokerId;
-    const leader = live ? parseNodeAddress(record.address)?.http : undefined;
-    return new BrokerError(
-      "NOT_LEADER",
-      `${what}: broker ${this.#d.config.brokerId} of ${this.#d.config.brokerName} is not the master${
-        leader ? `; the master is at ${leader}` : "; no master is known yet"
-      }`,
-      leader ? { leader, epoch: record!.epoch } : {},
-    );
+    return notLeaderError(what, this.#d.config, record, (r) => this.#recordLive(r));
   }
 
   #recordLive(record: LeaseRecord): boolean {
@@ -362,7 +195,7 @@ export class HaNode implements HaApi {
     this.#d.log("warn", "lease lost; stepping down to slave", { epoch, reason });
     const m = this.#master;
     if (reason === "DEADLINE_PASSED" && m?.epoch === epoch) {
-      this.#lapsedConfirmOffset = m.master.confirmOffset;
+      this.#self.lapsedConfirmOffset = m.master.confirmOffset;
     }
     if (this.#role === "master") this.#role = "changing"; // refuse writes now
     void this.#change(() => this.#becomeSlave(this.#keeper.lastSeenRecord()));
@@ -374,27 +207,22 @@ export class HaNode implements HaApi {
     await this.#stopMaster();
     this.#role = "changing";
     // The slave's store is open and recovered: the Broker takes it over as it is.
-    const store = await this.#stopSlave({ keepStore: true }) ?? await this.#openStore();
+    const store = await this.#stopSlave({ keepStore: true }) ?? await openStore(this.#d);
     if (!this.#keeper.isLeader() || this.#keeper.epoch !== epoch) {
       // Lost again while the slave parts were stopping: follow instead.
       await store.close();
       return await this.#becomeSlave(this.#keeper.lastSeenRecord());
     }
-    const { config, log } = this.#d;
+    const { log } = this.#d;
     const started = performance.now();
     // The epoch's start is recorded (and replication listens) before any service of the
     // Broker can append: timers, delay levels and POP revive write as soon as they start,
     // and a byte written before the entry would count as the previous epoch's.
     await this.#epochs.clipTo(store.maxPhysicalOffset);
-    const master = new ReplicationMaster({
+    const master = replicationMaster(this.#d, {
       store,
       epochs: this.#epochs,
       epoch,
-      host: config.haHost,
-      port: this.#d.haAddress.port,
-      nowMs: () => performance.now(),
-      config: this.#replicationConfig(),
-      log,
       onDeposed: (higher, peer) => {
         log("warn", "a peer showed a higher epoch; stepping down", { epoch, higher, peer });
         // The keeper gives the record up too (else it would renew an epoch nobody
@@ -406,20 +234,7 @@ export class HaNode implements HaApi {
     const ref: { parts?: MasterParts } = {};
     let broker: Broker;
     try {
-      broker = await Broker.open({
-        config,
-        files: this.#d.files,
-        nowMs: this.#d.nowMs,
-        log,
-        runtime: this.#d.runtime,
-        pid: this.#d.pid,
-        random: this.#d.random,
-        diskUsedRatio: this.#d.diskUsedRatio,
-        bodyText: this.#d.bodyText,
-        openSqlite: this.#d.openSqlite,
-        store,
-        replication: this.#gate(() => ref.parts),
-      });
+      broker = await openBroker(this.#d, store, this.#gate(() => ref.parts));
     } catch (err) {
       await master.stop();
       throw err;
@@ -427,25 +242,11 @@ export class HaNode implements HaApi {
     const parts: MasterParts = { epoch, broker, master, routes: undefined };
     ref.parts = parts;
     this.#master = parts;
-    this.#inSync = true;
-    this.#lapsedConfirmOffset = undefined;
+    this.#self.inSync = true;
+    this.#self.lapsedConfirmOffset = undefined;
     this.#role = "master";
     const mine = parts;
-    parts.routes = await startRouteRegistration({
-      config,
-      address: this.#d.httpAddress,
-      broker,
-      log,
-      nowMs: this.#d.nowMs,
-      openKv: this.#d.openKv,
-      epoch,
-      stillValid: () => this.#writable(mine),
-    }).catch((err) => {
-      log("warn", "route registration failed; clients find the master through the lease", {
-        err: String(err),
-      });
-      return undefined;
-    });
+    parts.routes = await registerRoutes(this.#d, broker, epoch, () => this.#writable(mine));
     log("info", "became master", {
       epoch,
       maxOffset: broker.store.maxPhysicalOffset,
@@ -471,8 +272,8 @@ export class HaNode implements HaApi {
     await this.#stopMaster();
     this.#role = "changing";
     const { config, log } = this.#d;
-    this.#inSync = this.#inSync && this.#epochs.lastEpoch === 0 && record === null;
-    const store = await this.#openStore();
+    this.#self.inSync = this.#self.inSync && this.#epochs.lastEpoch === 0 && record === null;
+    const store = await openStore(this.#d);
     await this.#epochs.clipTo(store.maxPhysicalOffset);
     const db = await openMetadataDb(`${config.dataDir}/metadata.sqlite`, this.#d.openSqlite);
     this.#slave = { store, db, slave: undefined, metadata: undefined, following: undefined };
@@ -482,22 +283,6 @@ export class HaNode implements HaApi {
       maxOffset: store.maxPhysicalOffset,
       epoch: this.#epochs.lastEpoch,
     });
-  }
-
-  /** Opens (recovers) and starts the store in the data folder. */
-  async #openStore(): Promise<MessageStore> {
-    const { config, log } = this.#d;
-    const store = new MessageStore({
-      files: this.#d.files,
-      config: config.store,
-      nowMs: this.#d.nowMs,
-      log,
-      diskUsedRatio: this.#d.diskUsedRatio,
-    });
-    this.#d.files.mkdirp(config.dataDir);
-    await store.open();
-    store.start();
-    return store;
   }
 
   /** Points the slave at the master named by `record` (if live and not us). */
@@ -512,14 +297,10 @@ export class HaNode implements HaApi {
     if (same) return;
     s.following = record;
     if (s.slave === undefined) {
-      s.slave = new ReplicationSlave({
+      s.slave = replicationSlave(this.#d, {
         store: s.store,
         epochs: this.#epochs,
-        brokerId: this.#d.config.brokerId,
         master: address.ha,
-        nowMs: () => performance.now(),
-        config: this.#replicationConfig(),
-        log: this.#d.log,
         fenceEpoch: record.epoch,
         // The link failed: the master may have changed. Read the lease now rather than at
         // the next poll (TTL/10), so a new master is followed a poll sooner.
@@ -531,38 +312,7 @@ export class HaNode implements HaApi {
       s.slave.setMaster(address.ha);
     }
     void s.metadata?.stop();
-    s.metadata = this.#followMetadata(s, address.http);
-  }
-
-  /** Copies the master's metadata tables into ours every haMetadataSyncIntervalMs
-   * (RocketMQ's SlaveSynchronize); a Broker started here on promotion loads them. */
-  #followMetadata(s: SlaveParts, http: string): MetadataFollower {
-    const { config, log } = this.#d;
-    const admin = config.apiKeys.find((k) => k.admin);
-    const follower = new MetadataFollower({
-      fetchSnapshot: async (signal) => {
-        const res = await fetch(`http://${http}${METADATA_SNAPSHOT_PATH}`, {
-          headers: admin ? { authorization: `Bearer ${admin.key}` } : {},
-          signal: AbortSignal.any([
-            signal,
-            AbortSignal.timeout(config.haMetadataSyncIntervalMs * 3),
-          ]),
-        });
-        if (!res.ok) {
-          await res.body?.cancel();
-          throw new Error(`Master ${http} answered ${res.status} to the metadata fetch`);
-        }
-        return new Uint8Array(await res.arrayBuffer());
-      },
-      apply: async (snapshot) => {
-        await importMetadata(s.db.db, snapshot);
-      },
-      intervalMs: config.haMetadataSyncIntervalMs,
-      log,
-      nowMs: this.#d.nowMs,
-    });
-    follower.start();
-    return follower;
+    s.metadata = followMetadata(this.#d, s, address.http);
   }
 
   /** This master's metadata for a slave; NOT_LEADER elsewhere. */
@@ -595,63 +345,19 @@ export class HaNode implements HaApi {
     return undefined;
   }
 
-  /**
-   * What this replica says for itself in an election, published every poll. A master
-   * publishes its confirm offset (the least offset every in-sync replica holds): once it is
-   * gone, that is the bar. A slave is in sync while it streams within haMaxGapNotInSync of
-   * the master; once the master's lease has lapsed, only if it holds at least the confirm
-   * offset the master last published. So a replica that fell behind (or was down) while
-   * the master went on is never elected, even after everything restarted. A master whose
-   * lease lapsed goes on publishing its confirm offset, in sync (see #lapsedConfirmOffset).
-   */
-  async #eligibility() {
-    const s = this.#slave;
+  /** This replica's eligibility (node_eligibility.ts), after following the lease's master. */
+  async #eligibility(): Promise<ReplicaEligibility> {
     const record = this.#keeper.lastSeenRecord();
-    const m = this.#master;
-    if (s !== undefined && this.#role === "slave") {
-      this.#follow(record);
-      const slave = s.slave;
-      if (slave?.state === "TRANSFER") {
-        this.#lapsedConfirmOffset = undefined;
-        this.#inSync = slave.masterMaxOffset - slave.heldOffset <=
-          this.#d.config.haMaxGapNotInSync;
-      }
-    }
-    if (record !== null && record.owner !== this.#d.config.brokerId) {
-      this.#lapsedConfirmOffset = undefined;
-    }
-    const store = m?.broker.store ?? s?.store;
-    if (store !== undefined) this.#maxOffset = store.maxPhysicalOffset;
-    if (this.#role === "master" && m !== undefined) {
-      return { epoch: this.#epochs.lastEpoch, maxOffset: m.master.confirmOffset, inSync: true };
-    }
-    if (this.#lapsedConfirmOffset !== undefined) {
-      return { epoch: this.#epochs.lastEpoch, maxOffset: this.#lapsedConfirmOffset, inSync: true };
-    }
-    if (
-      record !== null && record.owner !== this.#d.config.brokerId && !this.#recordLive(record)
-    ) {
-      const states = await this.#leases.readReplicas(this.#d.config.brokerName);
-      const last = states.find((x) => x.brokerId === record.owner);
-      if (last !== undefined) this.#inSync = this.#maxOffset >= last.maxOffset;
-    }
-    return {
-      epoch: this.#epochs.lastEpoch,
-      maxOffset: this.#maxOffset,
-      inSync: this.#inSync,
-    };
-  }
-
-  #replicationConfig(): Partial<ReplicationConfig> {
-    const { config } = this.#d;
-    return {
-      slaveTimeout: config.haSlaveTimeoutMs,
-      haSendHeartbeatInterval: config.haHeartbeatIntervalMs,
-      haHousekeepingInterval: config.haHousekeepingIntervalMs,
-      haMaxGapNotInSync: config.haMaxGapNotInSync,
-      // A slave finds a new master within a lease poll or so (RocketMQ retries every 5 s).
-      haReconnectDelayMsMax: Math.max(200, Math.min(5000, Math.round(config.leaseTtlMs / 10))),
-      haReconnectDelayMsMin: Math.max(20, Math.min(200, Math.round(config.leaseTtlMs / 50))),
-    };
+    if (this.#slave !== undefined && this.#role === "slave") this.#follow(record);
+    return await this.#self.report({
+      role: this.#role,
+      config: this.#d.config,
+      record,
+      recordLive: (r) => this.#recordLive(r),
+      slave: this.#slave,
+      master: this.#master,
+      lastEpoch: () => this.#epochs.lastEpoch,
+      leases: this.#leases,
+    });
   }
 }

@@ -10,11 +10,23 @@
 // one is deposed (onDeposed), fails every waiter and stops replicating.
 import * as net from "node:net";
 import type { MessageStore, StoreLog } from "../../storage/message_store.ts";
-import { type EpochFile, findConsistentPoint } from "../../storage/ha/epoch_file.ts";
-import type { Frame, HandshakeFrame, HandshakeReplyFrame } from "./frames.ts";
+import type { EpochFile } from "../../storage/ha/epoch_file.ts";
+import type { Frame, HandshakeFrame } from "./frames.ts";
 import { FrameLink } from "./replication_link.ts";
 import { type ReplicationConfig, replicationConfig } from "./replication_config.ts";
 import { ReplicationError } from "./replication_errors.ts";
+import { ReplicaWaiters } from "./replica_waiters.ts";
+import type { ReplicaInfo, SlaveLink } from "./slave_link.ts";
+import {
+  keepAlive,
+  linkInSync,
+  noteCaughtUp,
+  planHandshake,
+  pump,
+  type StreamSource,
+} from "./slave_stream.ts";
+
+export type { ReplicaInfo } from "./slave_link.ts";
 
 export interface ReplicationMasterOptions {
   store: MessageStore;
@@ -32,44 +44,6 @@ export interface ReplicationMasterOptions {
   onDeposed?: (epoch: number, peer: string) => void;
 }
 
-/** The master's view of one slave. */
-export interface ReplicaInfo {
-  brokerId: number;
-  address: string;
-  state: SlaveLinkState;
-  /** Offset below which the slave holds this master's log (-1 before the handshake). */
-  ackedOffset: number;
-  /** Next offset to send. */
-  nextOffset: number;
-  inSync: boolean;
-  /** Monotonic ms when the slave last held everything the master had at some send. */
-  lastCaughtUpMs: number;
-}
-
-type SlaveLinkState = "HANDSHAKE" | "AWAIT_ACK" | "TRANSFER" | "REFUSED";
-
-interface SlaveLink {
-  link: FrameLink;
-  state: SlaveLinkState;
-  brokerId: number;
-  startOffset: number;
-  ackedOffset: number;
-  nextOffset: number;
-  lastCaughtUpMs: number;
-  /** The master's end at a send: once the slave acks past it, it had caught up then. */
-  probe: { masterMaxOffset: number; atMs: number } | undefined;
-  waitingDrain: boolean;
-}
-
-interface Waiter {
-  offset: number;
-  slavesNeeded: number;
-  deadlineMs: number;
-  timeoutMs: number;
-  resolve: () => void;
-  reject: (err: ReplicationError) => void;
-}
-
 export class ReplicationMaster {
   readonly epoch: number;
   readonly config: ReplicationConfig;
@@ -78,14 +52,14 @@ export class ReplicationMaster {
   readonly #options: ReplicationMasterOptions;
   readonly #nowMs: () => number;
   readonly #log: StoreLog;
-  #links = new Set<SlaveLink>();
+  readonly #links = new Set<SlaveLink>();
   #server: net.Server | undefined;
   #port = 0;
   #state: "NEW" | "RUNNING" | "STOPPED" = "NEW";
   #deposedBy = 0;
-  #waiters: Waiter[] = [];
-  #waiterTimer: ReturnType<typeof setTimeout> | undefined;
-  #waiterTimerAtMs = Infinity;
+  readonly #waiters: ReplicaWaiters;
+  /** This master as each slave's stream reads it (slave_stream.ts). */
+  readonly #source: StreamSource;
   #tick: ReturnType<typeof setInterval> | undefined;
   #unsubscribe: (() => void) | undefined;
   #wakeQueued = false;
@@ -98,6 +72,17 @@ export class ReplicationMaster {
     this.#nowMs = options.nowMs;
     this.#log = options.log ?? (() => {});
     this.config = replicationConfig(options.config, options.store.recordBytesMax);
+    this.#waiters = new ReplicaWaiters(options.nowMs, this.#links);
+    this.#source = {
+      epoch: this.epoch,
+      config: this.config,
+      store: this.#store,
+      epochs: this.#epochs,
+      nowMs: this.#nowMs,
+      log: this.#log,
+      running: () => this.#state === "RUNNING",
+      confirmOffset: () => this.confirmOffset,
+    };
   }
 
   get port(): number {
@@ -153,7 +138,7 @@ export class ReplicationMaster {
     this.#state = "STOPPED";
     clearInterval(this.#tick);
     this.#unsubscribe?.();
-    this.#failWaiters(
+    this.#waiters.failAll(
       new ReplicationError(
         "REPLICATION_STOPPED",
         "Cannot confirm replication as the master stopped",
@@ -171,7 +156,7 @@ export class ReplicationMaster {
       state: s.state,
       ackedOffset: s.ackedOffset,
       nextOffset: s.nextOffset,
-      inSync: this.#inSync(s, now),
+      inSync: linkInSync(this.#source, s, now),
       lastCaughtUpMs: s.lastCaughtUpMs,
     }));
   }
@@ -181,7 +166,7 @@ export class ReplicationMaster {
   inSyncSlaveCount(): number {
     const now = this.#nowMs();
     let n = 0;
-    for (const s of this.#links) if (this.#inSync(s, now)) n++;
+    for (const s of this.#links) if (linkInSync(this.#source, s, now)) n++;
     return n;
   }
 
@@ -190,7 +175,7 @@ export class ReplicationMaster {
     const now = this.#nowMs();
     let confirm = this.#store.maxPhysicalOffset;
     for (const s of this.#links) {
-      if (this.#inSync(s, now)) confirm = Math.min(confirm, s.ackedOffset);
+      if (linkInSync(this.#source, s, now)) confirm = Math.min(confirm, s.ackedOffset);
     }
     return confirm;
   }
@@ -213,7 +198,9 @@ export class ReplicationMaster {
       );
     }
     const slavesNeeded = replicas - 1;
-    if (slavesNeeded <= 0 || this.#holders(offset) >= slavesNeeded) return Promise.resolve();
+    if (slavesNeeded <= 0 || this.#waiters.holders(offset) >= slavesNeeded) {
+      return Promise.resolve();
+    }
     const inSync = this.inSyncSlaveCount();
     if (inSync < slavesNeeded) {
       return Promise.reject(
@@ -223,11 +210,7 @@ export class ReplicationMaster {
         ),
       );
     }
-    return new Promise<void>((resolve, reject) => {
-      const deadlineMs = this.#nowMs() + timeoutMs;
-      this.#waiters.push({ offset, slavesNeeded, deadlineMs, timeoutMs, resolve, reject });
-      this.#armWaiterTimer(deadlineMs);
-    });
+    return this.#waiters.wait(offset, slavesNeeded, timeoutMs);
   }
 
   // ---- links ----
@@ -273,7 +256,7 @@ export class ReplicationMaster {
         },
         onDrain: () => {
           s.waitingDrain = false;
-          this.#pump(s);
+          pump(this.#source, s);
         },
       },
     });
@@ -311,9 +294,9 @@ export class ReplicationMaster {
     } else {
       throw violation(`sent an ACK before the handshake ended`);
     }
-    this.#noteCaughtUp(s, now);
-    this.#settleWaiters();
-    this.#pump(s);
+    noteCaughtUp(this.#source, s, now);
+    this.#waiters.settle();
+    pump(this.#source, s);
   }
 
   #handshake(s: SlaveLink, hs: HandshakeFrame) {
@@ -329,7 +312,7 @@ export class ReplicationMaster {
       }
     }
     s.brokerId = hs.brokerId;
-    const reply = this.#plan(hs);
+    const reply = planHandshake(this.#source, hs);
     s.link.send(reply);
     if (reply.status !== "OK") {
       this.#log("warn", "slave shares no usable history; it must resync", {
@@ -344,134 +327,22 @@ export class ReplicationMaster {
     s.state = "AWAIT_ACK";
   }
 
-  /** Where a slave starts: see HandshakeStatus in frames.ts. */
-  #plan(hs: HandshakeFrame): HandshakeReplyFrame {
-    const store = this.#store;
-    const min = store.minPhysicalOffset, max = store.maxPhysicalOffset;
-    const reply = (status: HandshakeReplyFrame["status"], truncateOffset = 0, startOffset = 0) => ({
-      type: "HANDSHAKE_REPLY" as const,
-      epoch: this.epoch,
-      status,
-      masterMinOffset: min,
-      masterMaxOffset: max,
-      truncateOffset,
-      startOffset,
-    });
-    if (hs.minOffset === hs.maxOffset) {
-      // An empty slave copies what the master keeps, or only its newest segment (RocketMQ
-      // classic mode always does the latter).
-      const start = hs.syncFromLastFile ? store.lastSegmentOffset : min;
-      return reply("OK", hs.maxOffset, start);
-    }
-    const point = findConsistentPoint(this.#epochs.entries, max, hs.entries, hs.maxOffset);
-    if (point < 0) return reply("DIVERGED");
-    if (point < min || point < hs.minOffset) return reply("BEHIND");
-    return reply("OK", point, point);
-  }
-
-  /** Sends what the slave lacks, within haMaxInFlightBytes of its ack, until the socket fills. */
-  #pump(s: SlaveLink) {
-    if (s.state !== "TRANSFER" || s.waitingDrain || s.link.closed || this.#state !== "RUNNING") {
-      return;
-    }
-    const store = this.#store;
-    const max = store.maxPhysicalOffset;
-    while (s.nextOffset < max && s.nextOffset - s.ackedOffset < this.config.haMaxInFlightBytes) {
-      const epoch = this.#epochs.entryAt(s.nextOffset);
-      let chunk;
-      try {
-        if (!epoch) throw new Error(`no epoch entry covers offset ${s.nextOffset}`);
-        chunk = store.readCommitLogBytes(
-          s.nextOffset,
-          this.config.haTransferBatchSize,
-          epoch.endOffset,
-        );
-      } catch (err) {
-        this.#log("error", "cannot read the CommitLog for a slave", {
-          slave: s.link.address,
-          offset: s.nextOffset,
-          err: String(err),
-        });
-        void s.link.close(
-          new ReplicationError(
-            "LINK_FAILED",
-            `Cannot read the CommitLog at ${s.nextOffset} for a slave`,
-            {
-              cause: err,
-            },
-          ),
-        );
-        return;
-      }
-      if (chunk.nextOffset === s.nextOffset) return;
-      s.probe ??= { masterMaxOffset: max, atMs: this.#nowMs() };
-      const more = s.link.send({
-        type: "TRANSFER",
-        epoch: this.epoch,
-        offset: s.nextOffset,
-        dataEpoch: epoch!.entry.epoch,
-        dataEpochStart: epoch!.entry.startOffset,
-        confirmOffset: this.confirmOffset,
-        body: chunk.bytes,
-      });
-      s.nextOffset = chunk.nextOffset;
-      if (!more) {
-        s.waitingDrain = true;
-        return;
-      }
-    }
-  }
-
   /** New bytes were written: feed every slave, once per turn however many writes. */
   #wake() {
     if (this.#wakeQueued) return;
     this.#wakeQueued = true;
     queueMicrotask(() => {
       this.#wakeQueued = false;
-      for (const s of this.#links) this.#pump(s);
+      for (const s of this.#links) pump(this.#source, s);
     });
   }
 
   #housekeep() {
     const now = this.#nowMs();
     for (const s of this.#links) {
-      if (now - s.link.lastReceivedMs > this.config.haHousekeepingInterval) {
-        void s.link.close(
-          new ReplicationError(
-            "PEER_SILENT",
-            `Slave ${s.link.address} sent nothing for haHousekeepingInterval ${this.config.haHousekeepingInterval} ms`,
-          ),
-        );
-      } else if (
-        s.state === "TRANSFER" && now - s.link.lastSentMs >= this.config.haSendHeartbeatInterval
-      ) {
-        s.probe ??= { masterMaxOffset: this.#store.maxPhysicalOffset, atMs: now };
-        s.link.send({
-          type: "HEARTBEAT",
-          epoch: this.epoch,
-          masterMaxOffset: this.#store.maxPhysicalOffset,
-          confirmOffset: this.confirmOffset,
-        });
-      }
-      this.#pump(s);
+      keepAlive(this.#source, s, now);
+      pump(this.#source, s);
     }
-  }
-
-  #noteCaughtUp(s: SlaveLink, now: number) {
-    if (s.ackedOffset >= this.#store.maxPhysicalOffset) {
-      s.lastCaughtUpMs = now;
-      s.probe = undefined;
-    } else if (s.probe && s.ackedOffset >= s.probe.masterMaxOffset) {
-      s.lastCaughtUpMs = Math.max(s.lastCaughtUpMs, s.probe.atMs);
-      s.probe = undefined;
-    }
-  }
-
-  #inSync(s: SlaveLink, now: number): boolean {
-    return s.state === "TRANSFER" && !s.link.closed &&
-      this.#store.maxPhysicalOffset - s.ackedOffset < this.config.haMaxGapNotInSync &&
-      now - s.lastCaughtUpMs < this.config.haMaxTimeSlaveNotCatchup &&
-      s.ackedOffset >= (this.#epochs.lastEntry?.startOffset ?? 0);
   }
 
   #depose(epoch: number, peer: string) {
@@ -482,7 +353,7 @@ export class ReplicationMaster {
       higher: epoch,
       peer,
     });
-    this.#failWaiters(this.#deposedError());
+    this.#waiters.failAll(this.#deposedError());
     for (const s of this.#links) {
       void s.link.close(
         new ReplicationError("EPOCH_FENCED", `Peer ${peer} holds epoch ${epoch} > ${this.epoch}`),
@@ -496,72 +367,5 @@ export class ReplicationMaster {
       "MASTER_DEPOSED",
       `Cannot confirm replication as master of epoch ${this.epoch}: a peer holds epoch ${this.#deposedBy}`,
     );
-  }
-
-  // ---- waiters ----
-
-  /** Slaves (links past the handshake) whose ack is at or beyond `offset`. */
-  #holders(offset: number): number {
-    let n = 0;
-    for (const s of this.#links) if (s.state === "TRANSFER" && s.ackedOffset >= offset) n++;
-    return n;
-  }
-
-  #settleWaiters() {
-    if (this.#waiters.length === 0) return;
-    const acks: number[] = [];
-    for (const s of this.#links) if (s.state === "TRANSFER") acks.push(s.ackedOffset);
-    acks.sort((a, b) => b - a);
-    const waiting: Waiter[] = [];
-    for (const w of this.#waiters) {
-      if (acks.length >= w.slavesNeeded && acks[w.slavesNeeded - 1] >= w.offset) w.resolve();
-      else waiting.push(w);
-    }
-    this.#waiters = waiting;
-    if (waiting.length === 0) this.#armWaiterTimer(Infinity);
-  }
-
-  /** One timer for all waiters, at the earliest deadline (rescanned only when it fires). */
-  #armWaiterTimer(deadlineMs: number) {
-    if (this.#waiters.length === 0) {
-      clearTimeout(this.#waiterTimer);
-      this.#waiterTimer = undefined;
-      this.#waiterTimerAtMs = Infinity;
-      return;
-    }
-    if (this.#waiterTimer !== undefined && deadlineMs >= this.#waiterTimerAtMs) return;
-    clearTimeout(this.#waiterTimer);
-    this.#waiterTimerAtMs = deadlineMs;
-    this.#waiterTimer = setTimeout(() => {
-      this.#waiterTimer = undefined;
-      this.#waiterTimerAtMs = Infinity;
-      const now = this.#nowMs();
-      const waiting: Waiter[] = [];
-      for (const w of this.#waiters) {
-        if (w.deadlineMs > now) {
-          waiting.push(w);
-          continue;
-        }
-        w.reject(
-          new ReplicationError(
-            "FLUSH_SLAVE_TIMEOUT",
-            `Cannot confirm offset ${w.offset} on ${w.slavesNeeded} slaves within ${w.timeoutMs} ms: ${
-              this.#holders(w.offset)
-            } hold it`,
-          ),
-        );
-      }
-      this.#waiters = waiting;
-      if (waiting.length) {
-        this.#armWaiterTimer(waiting.reduce((m, w) => Math.min(m, w.deadlineMs), Infinity));
-      }
-    }, Math.max(0, deadlineMs - this.#nowMs()));
-  }
-
-  #failWaiters(err: ReplicationError) {
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    this.#armWaiterTimer(Infinity);
-    for (const w of waiters) w.reject(err);
   }
 }

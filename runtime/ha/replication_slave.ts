@@ -17,35 +17,11 @@ import type { Frame } from "./frames.ts";
 import { FrameLink } from "./replication_link.ts";
 import { type ReplicationConfig, replicationConfig } from "./replication_config.ts";
 import { ReplicationError } from "./replication_errors.ts";
+import type { MasterAddress, ReplicationSlaveOptions, SlaveState } from "./slave_options.ts";
+import { applyError, checkTransfer, fencedError } from "./slave_checks.ts";
+import { WakeableSleep } from "./wakeable_sleep.ts";
 
-export interface MasterAddress {
-  host: string;
-  port: number;
-}
-
-export interface ReplicationSlaveOptions {
-  store: MessageStore;
-  epochs: EpochFile;
-  /** RocketMQ's brokerId, 0..2^32-1: the master keeps one link per id. */
-  brokerId: number;
-  master: MasterAddress;
-  /** Monotonic clock, ms. */
-  nowMs: () => number;
-  config?: Partial<ReplicationConfig>;
-  log?: StoreLog;
-  /** An empty slave asks for the master's newest segment only (isSyncFromLastFile). false. */
-  syncFromLastFile?: boolean;
-  /** When the master shares no history with this slave (DIVERGED) or no longer keeps where
-   * it stopped (BEHIND): drop the whole local log and copy again. false: refuse, report,
-   * retry (an operator decides). */
-  resyncWhenDiverged?: boolean;
-  /** Highest epoch known at start (the lease's); frames of lower epochs are refused. */
-  fenceEpoch?: number;
-  /** Each session's failure, as it happens (the slave retries on its own). */
-  onError?: (error: ReplicationError) => void;
-}
-
-export type SlaveState = "IDLE" | "CONNECTING" | "HANDSHAKE" | "TRANSFER" | "STOPPED";
+export type { MasterAddress, ReplicationSlaveOptions, SlaveState } from "./slave_options.ts";
 
 export class ReplicationSlave {
   readonly brokerId: number;
@@ -65,7 +41,8 @@ export class ReplicationSlave {
   #loop: Promise<void> | undefined;
   #stopped = false;
   #skipDelay = false;
-  #sleeping: { timer: ReturnType<typeof setTimeout>; resolve: () => void } | undefined;
+  /** The reconnect delay; setMaster() and stop() cut it short. */
+  readonly #delay = new WakeableSleep();
   /** Store work of the session, in frame order (appends are written before each step ends). */
   #work: Promise<void> = Promise.resolve();
   #queuedBytes = 0;
@@ -131,7 +108,7 @@ export class ReplicationSlave {
     this.#highestEpoch = epoch;
     if (this.#link && this.#masterEpoch > 0 && this.#masterEpoch < epoch) {
       this.#discardQueued = true;
-      void this.#link.close(this.#fenced(this.#masterEpoch, "its master"));
+      void this.#link.close(fencedError(this.#masterEpoch, "its master", this.#highestEpoch));
     }
   }
 
@@ -140,13 +117,13 @@ export class ReplicationSlave {
     this.#master = master;
     this.#skipDelay = true;
     void this.#link?.close();
-    this.#wakeUp();
+    this.#delay.wake();
   }
 
   /** Closes the link, ends the loop and waits for store work in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#wakeUp();
+    this.#delay.wake();
     await this.#link?.close();
     await this.#loop;
     await this.#work;
@@ -160,7 +137,7 @@ export class ReplicationSlave {
       if (this.#stopped) break;
       // A new master (setMaster) starts the backoff over: it may take a moment to listen.
       if (reachedTransfer || this.#skipDelay) delayMs = this.config.haReconnectDelayMsMin;
-      if (!this.#skipDelay) await this.#sleep(delayMs);
+      if (!this.#skipDelay) await this.#delay.sleep(delayMs);
       this.#skipDelay = false;
       delayMs = Math.min(delayMs * 2, this.config.haReconnectDelayMsMax);
     }
@@ -257,7 +234,7 @@ export class ReplicationSlave {
     const link = this.#link!;
     if (frame.epoch < this.#highestEpoch) {
       this.#discardQueued = true;
-      throw this.#fenced(frame.epoch, link.address);
+      throw fencedError(frame.epoch, link.address, this.#highestEpoch);
     }
     const violation = (why: string) =>
       new ReplicationError("PROTOCOL_VIOLATION", `Master ${link.address} ${why}`);
@@ -299,7 +276,7 @@ export class ReplicationSlave {
 
   #failApply(link: FrameLink, err: unknown) {
     this.#discardQueued = true;
-    void link.close(this.#applyError(err, link));
+    void link.close(applyError(err, link.address));
   }
 
   async #applyReply(link: FrameLink, reply: HandshakeReplyFrame) {
@@ -358,25 +335,8 @@ export class ReplicationSlave {
 
   async #applyTransfer(link: FrameLink, t: TransferFrame) {
     this.#queuedBytes -= t.body.length;
-    const violation = (why: string) =>
-      new ReplicationError("PROTOCOL_VIOLATION", `Master ${link.address} ${why}`);
-    if (t.offset !== this.#expectOffset) {
-      throw violation(`sent bytes at ${t.offset}; this slave's log ends at ${this.#expectOffset}`);
-    }
-    if (t.dataEpoch > t.epoch) {
-      throw violation(`sent data of epoch ${t.dataEpoch} > its own ${t.epoch}`);
-    }
-    const last = this.#epochs.lastEntry;
-    if (!last || t.dataEpoch > last.epoch) {
-      // The first bytes of a newer epoch (or, for an empty slave, the epoch it starts in).
-      if (last ? t.dataEpochStart !== t.offset : t.dataEpochStart > t.offset) {
-        throw violation(`starts epoch ${t.dataEpoch} at ${t.dataEpochStart}, not at ${t.offset}`);
-      }
+    if (checkTransfer(t, this.#expectOffset, this.#epochs.lastEntry, link.address)) {
       await this.#epochs.append(t.dataEpoch, t.dataEpochStart);
-    } else if (t.dataEpoch < last.epoch || t.dataEpochStart !== last.startOffset) {
-      throw violation(
-        `sent data of epoch ${t.dataEpoch} from ${t.dataEpochStart}; the local epoch file ends with epoch ${last.epoch} from ${last.startOffset}`,
-      );
     }
     const appended = this.#store.appendReplicated(t.offset, t.body);
     this.#expectOffset = this.#store.maxPhysicalOffset;
@@ -401,40 +361,5 @@ export class ReplicationSlave {
   #sendAck() {
     if (this.#state !== "TRANSFER") return;
     this.#link?.send({ type: "ACK", epoch: this.#masterEpoch, maxOffset: this.#heldOffset });
-  }
-
-  #applyError(err: unknown, link: FrameLink): ReplicationError {
-    if (err instanceof ReplicationError) return err;
-    return new ReplicationError(
-      "REPLICA_APPLY_FAILED",
-      `Cannot apply what master ${link.address} sent: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
-
-  #fenced(epoch: number, peer: string): ReplicationError {
-    return new ReplicationError(
-      "EPOCH_FENCED",
-      `Refusing ${peer} of epoch ${epoch}: this slave has seen epoch ${this.#highestEpoch}`,
-    );
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#sleeping = undefined;
-        resolve();
-      }, ms);
-      this.#sleeping = { timer, resolve };
-    });
-  }
-
-  #wakeUp() {
-    const s = this.#sleeping;
-    this.#sleeping = undefined;
-    if (s) {
-      clearTimeout(s.timer);
-      s.resolve();
-    }
   }
 }
