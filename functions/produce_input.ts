@@ -4,76 +4,18 @@ import { z } from "@hono/zod-openapi";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import { parseNonNegativeInt } from "../runtime/protocol/names.ts";
 import type { ProduceMessage } from "../runtime/protocol/types.ts";
-
-export const TAG_CHARS_MAX = 128;
-export const KEY_CHARS_MAX = 128;
-export const KEYS_MAX = 32;
-export const SHARDING_KEY_CHARS_MAX = 256;
-export const CONTENT_TYPE_CHARS_MAX = 256;
-const VISIBLE = /^[\x21-\x7e]+$/;
-// deno-lint-ignore no-control-regex -- refusing control characters is the point
-const TEXT = /^[^\x00-\x1f\x7f]*$/;
+import {
+  checkIdempotencyKey,
+  checkKeys,
+  checkTag,
+  checkText,
+  CONTENT_TYPE_CHARS_MAX,
+  SHARDING_KEY_CHARS_MAX,
+} from "../runtime/protocol/produce_rules.ts";
 
 export interface InputLimits {
   idempotencyKeyBytesMax: number;
   userPropertiesMax: number;
-}
-
-export function checkTag(tag: string): string {
-  if (
-    tag.length === 0 || tag.length > TAG_CHARS_MAX || !TEXT.test(tag) || tag.includes("||") ||
-    tag.trim() !== tag
-  ) {
-    throw new BrokerError(
-      "INVALID_HEADER",
-      `Cannot use tag ${
-        JSON.stringify(tag.slice(0, 200))
-      }: 1-${TAG_CHARS_MAX} characters, no control characters, no "||", no outer spaces`,
-    );
-  }
-  return tag;
-}
-
-export function checkKeys(keys: string[]): string[] {
-  if (keys.length > KEYS_MAX) {
-    throw new BrokerError("INVALID_HEADER", `Cannot use ${keys.length} keys: at most ${KEYS_MAX}`);
-  }
-  for (const k of keys) {
-    if (k.length === 0 || k.length > KEY_CHARS_MAX || !VISIBLE.test(k)) {
-      throw new BrokerError(
-        "INVALID_HEADER",
-        `Cannot use key ${
-          JSON.stringify(k.slice(0, 200))
-        }: 1-${KEY_CHARS_MAX} visible ASCII characters without spaces`,
-      );
-    }
-  }
-  return keys;
-}
-
-function checkText(what: string, value: string, max: number): string {
-  if (value.length === 0 || value.length > max || !TEXT.test(value)) {
-    throw new BrokerError(
-      "INVALID_HEADER",
-      `Cannot use ${what} ${
-        JSON.stringify(value.slice(0, 100))
-      }: 1-${max} characters without control characters`,
-    );
-  }
-  return value;
-}
-
-function checkIdempotencyKey(key: string, limits: InputLimits): string {
-  if (
-    key.length === 0 || new TextEncoder().encode(key).length > limits.idempotencyKeyBytesMax ||
-    !VISIBLE.test(key)
-  ) {
-    throw new BrokerError(
-      "INVALID_HEADER",
-      `Cannot use Idempotency-Key: 1-${limits.idempotencyKeyBytesMax} visible ASCII characters`,
-    );
-  }
-  return key;
 }
 
 /** The headers a single produce reads (lowercase, as Headers yields them). */
@@ -147,7 +89,9 @@ export function messageFromHeaders(
     m.contentType = checkText("Content-Type", contentType, CONTENT_TYPE_CHARS_MAX);
   }
   const idem = found["idempotency-key"];
-  if (idem !== undefined) m.idempotencyKey = checkIdempotencyKey(idem, limits);
+  if (idem !== undefined) {
+    m.idempotencyKey = checkIdempotencyKey(idem, limits.idempotencyKeyBytesMax);
+  }
   if (count > limits.userPropertiesMax) {
     throw new BrokerError(
       "INVALID_PROPERTY",
@@ -216,7 +160,7 @@ export function messageFromItem(item: unknown, limits: InputLimits): ProduceMess
     m.contentType = checkText("contentType", v.contentType, CONTENT_TYPE_CHARS_MAX);
   }
   if (v.idempotencyKey !== undefined) {
-    m.idempotencyKey = checkIdempotencyKey(v.idempotencyKey, limits);
+    m.idempotencyKey = checkIdempotencyKey(v.idempotencyKey, limits.idempotencyKeyBytesMax);
   }
   if (v.properties !== undefined) {
     if (Object.keys(v.properties).length > limits.userPropertiesMax) {
