@@ -86,7 +86,7 @@ export class PopService {
         store.getMinOffsetInQueue(topic, q);
       const got = store.getMessage(topic, q, offset, {
         maxMsgNums: req.max - picked.length,
-        maxBytes: 4 * 1024 * 1024,
+        maxBytes: this.deps.settings.popReadBytesMax,
       });
       if (got.status === "OFFSET_TOO_SMALL") offset = got.nextBeginOffset;
       for (const m of got.messages) {
@@ -147,7 +147,7 @@ export class PopService {
       const offset = Math.max(this.deps.offsets.query(popKey, req.topic, q) ?? min, min);
       const got = this.deps.store.getMessage(req.topic, q, offset, {
         maxMsgNums: req.max - out.length,
-        maxBytes: 4 * 1024 * 1024,
+        maxBytes: this.deps.settings.popReadBytesMax,
       });
       for (const m of got.messages) {
         out.push({

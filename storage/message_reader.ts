@@ -3,7 +3,8 @@
 // points is damage, not retention: it is skipped (the reader gets the records around it, as
 // recovery never serves damage either), logged as a CorruptRecordError and counted.
 import type { CommitLog } from "./commit_log/commit_log.ts";
-import type { CqUnit } from "./consume_queue/consume_queue.ts";
+import { CQ_UNIT_BYTES, type CqUnit } from "./consume_queue/consume_queue.ts";
+import type { StoreConfig } from "./config.ts";
 import type { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
 import { keysOf, tagsCodeOf } from "./dispatch_request.ts";
 import { PROPERTY_KEYS, PROPERTY_TAGS, PROPERTY_UNIQ_KEY } from "./message/message_const.ts";
@@ -13,8 +14,6 @@ import { type MessageRecord, storeTimestampAt } from "./message/record.ts";
 import { BODY_CRC_MISMATCH } from "./message/record_decode.ts";
 import type { GetMessageResult, MessageFilter, StoredMessage, StoreLog } from "./store_types.ts";
 
-/** Bytes of ConsumeQueue units a filtered pull scans at least (RocketMQ: 16000). */
-const FILTER_SCAN_BYTES_MIN = 16_000;
 /** Units scanned per message asked for when filtering (RocketMQ: maxMsgNums x 20). */
 const FILTER_SCAN_UNITS_PER_MESSAGE = 20;
 /** Bytes at a record's start that hold its store timestamp (SYSFLAG at 36; v6 hosts). */
@@ -26,6 +25,8 @@ export interface ReaderParts {
   index: IndexService;
   recordBytesMax: number;
   log: StoreLog;
+  /** maxFilterMessageSize: bytes of ConsumeQueue units a filtered pull scans at least. */
+  config: Pick<StoreConfig, "maxFilterMessageSize">;
 }
 
 export class MessageReader {
@@ -74,7 +75,7 @@ export class MessageReader {
     // Without a filter every unit is taken, so reading more than maxMsgNums of them is waste.
     const scanMax = tagCodes
       ? Math.max(
-        FILTER_SCAN_BYTES_MIN / FILTER_SCAN_UNITS_PER_MESSAGE,
+        this.parts.config.maxFilterMessageSize / CQ_UNIT_BYTES,
         options.maxMsgNums * FILTER_SCAN_UNITS_PER_MESSAGE,
       )
       : options.maxMsgNums;

@@ -39,9 +39,6 @@ export type {
   StoreStats,
 } from "./store_types.ts";
 
-/** How often retention checks the clock and disk use (RocketMQ's CleanCommitLogService: 10 s). */
-const RETENTION_INTERVAL_MS = 10_000;
-
 /** The key of the test-only accessor to a store's parts (storage/testing.ts). */
 export const STORE_CORE = Symbol("MessageStore core, for tests only");
 
@@ -172,7 +169,7 @@ export class MessageStore {
       every(config.flushIntervalCommitLog, () => groupCommit.flush());
     }
     every(config.flushIntervalConsumeQueue, () => this.checkpoint());
-    every(RETENTION_INTERVAL_MS, () => this.#retention.run({ manual: false }));
+    every(this.#core.config.cleanResourceInterval, () => this.#retention.run({ manual: false }));
   }
 
   /** Appends one message; resolves when it is written (ASYNC_FLUSH) or flushed (SYNC_FLUSH). */

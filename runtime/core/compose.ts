@@ -177,6 +177,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     offsets: offsetPort,
     groupOf: (group) => groups.find(group),
     bodyText: deps.bodyText,
+    settings: config,
     delayLevelsMs: store.delayLevelsMs,
   });
   arrivals.registerSystemTopic(REVIVE_TOPIC, () => pop.arriving());

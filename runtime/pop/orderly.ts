@@ -42,7 +42,7 @@ export class OrderlyPop {
       offset = Math.max(offset, store.getMinOffsetInQueue(req.topic, q));
       const got = store.getMessage(req.topic, q, offset, {
         maxMsgNums: 1,
-        maxBytes: 4 * 1024 * 1024,
+        maxBytes: this.deps.settings.popReadBytesMax,
       });
       const m = got.messages[0];
       if (!m) continue;

@@ -25,6 +25,8 @@ export interface PopDeps {
   delayLevelsMs: readonly number[];
   /** The platform's body decoding (wire.ts). */
   bodyText: BodyText;
+  /** Bytes a receive (and each revive step) reads from one queue; checkpoints per revive step. */
+  settings: { popReadBytesMax: number; popReviveBatchNums: number };
 }
 
 export interface ReceiveRequest {

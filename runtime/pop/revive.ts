@@ -29,8 +29,8 @@ export class ReviveLoop {
       const from = this.deps.offsets.query(REVIVE_GROUP, REVIVE_TOPIC, 0) ??
         store.getMinOffsetInQueue(REVIVE_TOPIC, 0);
       const got = store.getMessage(REVIVE_TOPIC, 0, from, {
-        maxMsgNums: 256,
-        maxBytes: 4 * 1024 * 1024,
+        maxMsgNums: this.deps.settings.popReviveBatchNums,
+        maxBytes: this.deps.settings.popReadBytesMax,
       });
       if (got.messages.length === 0) {
         if (got.status === "OFFSET_TOO_SMALL") {
