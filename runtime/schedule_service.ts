@@ -59,6 +59,8 @@ export class ScheduleService {
   #offsets: number[];
   #timers: (ReturnType<typeof setTimeout> | undefined)[];
   #running: boolean[];
+  /** Each level's latest delivery pass, so stop() persists only after its re-puts settle. */
+  #passes: Promise<void>[];
   #persistTimer: ReturnType<typeof setInterval> | undefined;
   #stopped = false;
   readonly #path: string;
@@ -81,6 +83,7 @@ export class ScheduleService {
     this.#offsets = new Array(levels).fill(0);
     this.#timers = new Array(levels).fill(undefined);
     this.#running = new Array(levels).fill(false);
+    this.#passes = new Array(levels).fill(Promise.resolve());
     this.#path = `${options.dataDir}/delayOffset.json`;
   }
 
@@ -139,13 +142,14 @@ export class ScheduleService {
     this.#stopped = true;
     clearInterval(this.#persistTimer);
     for (const t of this.#timers) clearTimeout(t);
+    await Promise.all(this.#passes);
     await this.persist();
   }
 
   #wake(level: number) {
     clearTimeout(this.#timers[level]);
     this.#timers[level] = undefined;
-    if (!this.#stopped) void this.#deliverDue(level);
+    if (!this.#stopped) this.#passes[level] = this.#deliverDue(level);
   }
 
   async #deliverDue(level: number) {
@@ -164,6 +168,8 @@ export class ScheduleService {
         );
         const now = this.options.nowMs();
         const puts: Promise<unknown>[] = [];
+        const putOffsets: number[] = [];
+        let reached = this.#offsets[level];
         let next: number | undefined;
         for (const unit of units) {
           // deliverTs is the tagsCode; one beyond now + the level's delay means the clock
@@ -176,11 +182,22 @@ export class ScheduleService {
           const record = this.store.lookMessageByOffset(unit.commitLogOffset);
           if (record && record.properties.has(PROPERTY_REAL_TOPIC)) {
             puts.push(this.store.putMessage(restoreRealMessage(record, this.options.storeHost)));
+            putOffsets.push(unit.queueOffset);
             this.#sample(now - unit.tagsCode);
           }
-          this.#offsets[level] = unit.queueOffset + 1;
+          reached = unit.queueOffset + 1;
         }
-        await Promise.all(puts);
+        // The level's offset moves only past stored re-puts: persist() may run while they
+        // are in flight, and a refused one must be tried again, not skipped. From the first
+        // refused one on, all are re-put (the later ones may come twice: at-least-once).
+        const settled = await Promise.allSettled(puts);
+        const refused = settled.findIndex((s) => s.status === "rejected");
+        if (refused >= 0) {
+          this.#offsets[level] = putOffsets[refused];
+          throw (settled[refused] as PromiseRejectedResult).reason;
+        }
+        this.#offsets[level] = reached;
+        if (this.#stopped) return;
         if (next !== undefined) {
           this.#timers[level] = setTimeout(
             () => this.#wake(level),
@@ -188,7 +205,6 @@ export class ScheduleService {
           );
           return;
         }
-        if (this.#stopped) return;
       }
     } catch (err) {
       // A refused put (store not writable): retry in 100 ms, as RocketMQ does.

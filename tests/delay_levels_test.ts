@@ -17,7 +17,9 @@ for (const runtime of RUNTIMES) {
     const dataDir = tempDir(`delay-${runtime}`);
     try {
       let ids: string[] = [];
+      const deliverAt = new Map<string, number>();
       let firstId = "";
+      let deadAt = 0;
       {
         await using b = await startBroker(runtime, { dataDir, env });
         const mq = b.client;
@@ -32,11 +34,12 @@ for (const runtime of RUNTIMES) {
         firstId = r.messageId;
         assert.equal(r.queueOffset, -1);
         assert.ok(r.deliverAt! >= sent + 300);
-        assert.equal(
-          (await mq.pull("Later", 0, { offset: 0 })).status,
-          "NO_NEW_MESSAGE",
-          "not there before its time",
-        );
+        // Not there before its time. A machine slow enough to answer this pull after
+        // deliverAt may find it (its store time is checked below).
+        const before = await mq.pull("Later", 0, { offset: 0 });
+        if (before.status !== "NO_NEW_MESSAGE") {
+          assert.ok(Date.now() >= r.deliverAt!, "not there before its time");
+        }
         const got = await mq.pull("Later", 0, { offset: 0, waitMs: 5000 });
         const arrived = Date.now();
         assert.equal(got.messages.length, 1);
@@ -47,25 +50,43 @@ for (const runtime of RUNTIMES) {
         assert.deepEqual(m.properties, { k: "v" });
         assert.ok(m.storeTimestamp >= r.deliverAt!, "delivered early");
         assert.ok(arrived - sent >= 300);
-        // Park several on the 1 s level, then kill the broker before they are due.
+        // Park several on the 1 s level, then kill the broker, before they are due unless
+        // the machine is slow.
         for (let i = 0; i < 5; i++) {
-          ids.push((await mq.produce("Later", { body: `k${i}`, delayLevel: 3 })).messageId);
+          const p = await mq.produce("Later", { body: `k${i}`, delayLevel: 3 });
+          ids.push(p.messageId);
+          deliverAt.set(p.messageId, p.deliverAt!);
         }
         await b.kill();
+        deadAt = Date.now(); // it stored nothing after this
       }
       {
         await using b = await startBroker(runtime, { dataDir, env });
+        // Every parked message must come, in order, and nothing else. At-least-once: a
+        // message re-put before the kill comes again if the kill beat the persist of its
+        // level's offset (every 100 ms): the 300 ms message, and parked ones that fell due
+        // before the kill. So wait for the distinct parked ids: counting a repeat as one of
+        // them stopped the loop one short whenever the last parked one came in a later page.
         const seen: string[] = [];
+        const parked = () => [...new Set(seen)].filter((id) => id !== firstId);
         let offset = 1;
         const deadline = Date.now() + 10_000;
-        while (seen.length < ids.length && Date.now() < deadline) {
+        while (parked().length < ids.length && Date.now() < deadline) {
           const page = await b.client.pull("Later", 0, { offset, waitMs: 2000 });
-          seen.push(...page.messages.map((m) => m.messageId));
+          for (const m of page.messages) {
+            seen.push(m.messageId);
+            if (deliverAt.has(m.messageId)) {
+              assert.ok(m.storeTimestamp >= deliverAt.get(m.messageId)!, "delivered early");
+            }
+          }
           offset = page.nextOffset;
         }
-        // At-least-once: the 300 ms message may come again if the kill beat the persist of
-        // its level's offset; nothing else may appear, and every parked message must.
-        assert.deepEqual(seen.filter((id) => id !== firstId), ids);
+        assert.deepEqual(parked(), ids);
+        for (const id of new Set(seen)) {
+          const times = seen.filter((s) => s === id).length;
+          const dueBeforeKill = id !== firstId && deliverAt.get(id)! <= deadAt;
+          assert.ok(times <= (dueBeforeKill ? 2 : 1), `${id} came ${times} times`);
+        }
         ids = [];
         await b.stop();
       }
