@@ -6,19 +6,30 @@ import { SimDisk } from "../storage/sim_disk.ts";
 import type { FilePort } from "../storage/file_port.ts";
 import { readWholeFile } from "../storage/file_port.ts";
 import type { StoreConfig } from "../storage/config.ts";
-import { PROPERTY_DELAY, SCHEDULE_TOPIC } from "../storage/dispatch_request.ts";
-import { LOOPBACK, seededRandom, smallStoreConfig, testMessage } from "../storage/testing.ts";
+import { PROPERTY_DELAY, SCHEDULE_TOPIC } from "../storage/message/message_const.ts";
+import {
+  LOOPBACK,
+  seededRandom,
+  smallStoreConfig,
+  storeCore,
+  testMessage,
+} from "../storage/testing.ts";
 
 const T0 = 1_700_000_000_000;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/** The files each store was opened on: the schedule service keeps its offsets beside them. */
+const filesOf = new WeakMap<MessageStore, FilePort>();
+
 function newStore(files: FilePort, nowMs: () => number, patch: Partial<StoreConfig> = {}) {
-  return new MessageStore({
+  const store = new MessageStore({
     files,
     config: smallStoreConfig("/data", { messageDelayLevel: "1s", ...patch }),
     nowMs,
   });
+  filesOf.set(store, files);
+  return store;
 }
 
 /** A message produced with delay level 1 for topic T, queue 0 (as Broker.produce stores it). */
@@ -32,6 +43,7 @@ function delayed(body: string) {
 
 function schedule(store: MessageStore, nowMs: () => number, log: Logger = () => {}) {
   return new ScheduleService(store, {
+    files: filesOf.get(store)!,
     dataDir: "/data",
     nowMs,
     log,
@@ -70,11 +82,11 @@ Deno.test("ScheduleService re-puts a due message whose put was refused, after a 
   await store.open();
   await store.putMessage(delayed("m0"));
   now = T0 + 1000; // due
-  store.diskFull = true;
+  storeCore(store).gate.diskFull = true;
   const warnings: string[] = [];
   const first = schedule(store, () => now, (_level, msg) => warnings.push(msg));
   first.start(); // the pass tries the put now, and the store refuses it
-  store.diskFull = false;
+  storeCore(store).gate.diskFull = false;
   await first.stop(); // persists once the refused pass has settled
   assert.deepEqual(warnings, ["delay level delivery failed; retrying"]);
   assert.deepEqual(bodiesIn(store, "T"), []);
