@@ -9,7 +9,7 @@ import type { BrokerConfig } from "./config.ts";
 import type { MessageStore } from "../storage/message_store.ts";
 import type { PullHoldService } from "./long_polling.ts";
 import type { ConsumerMembership } from "./consumer/membership.ts";
-import { encodeSnapshot, exportMetadata } from "./ha/metadata_sync.ts";
+import { encodeSnapshot, exportMetadata } from "../storage/metadata/metadata_snapshot.ts";
 import { type BrokerDeps, type BrokerParts, closeParts, openParts } from "./core/compose.ts";
 import { ConsumerOffsets } from "./core/offsets.ts";
 import { Puller } from "./core/puller.ts";
