@@ -73,8 +73,8 @@ interface PendingRead {
 
 /**
  * The whole-body reads of one app, oldest first, under one timer armed for the oldest
- * deadline. A setTimeout plus Promise.race per request cost ~2.6 KB of heap and a few µs
- * on Deno (node:timers Timeout objects), a large part of a produce. Every read of an app
+ * deadline. A setTimeout plus Promise.race per request is a large part of a produce's heap
+ * and CPU on Deno (node:timers Timeout objects; bench/README.md). Every read of an app
  * has the same limit, so deadlines come in the order reads start; each read still fails
  * at its own deadline, as with a timer of its own. Finished reads leave from the front,
  * so the queue holds about the reads in flight.

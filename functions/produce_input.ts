@@ -44,7 +44,7 @@ export interface ProduceHeaders {
 
 /**
  * One pass over the headers instead of a get() per name: on Deno each get() lowercases and
- * scans every header (~1 µs of a produce's ~30), Content-Length included.
+ * scans every header, Content-Length included.
  */
 export function readProduceHeaders(headers: Headers): ProduceHeaders {
   const out: ProduceHeaders = { found: {}, properties: undefined, count: 0, contentLength: null };

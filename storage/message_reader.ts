@@ -82,7 +82,7 @@ export class MessageReader {
     const units = cq.range(offset, scanMax);
     const commitLog = this.parts.commitLog;
     // Without a filter the records to read are known: one buffer holds them all (an
-    // ArrayBuffer per record cost ~1 µs each on Deno). With one, each gets its own.
+    // ArrayBuffer per record is costly on Deno: bench/README.md). With one, each gets its own.
     let arena: Uint8Array | undefined, arenaAt = 0;
     if (!tagCodes) {
       let total = 0;

@@ -1,6 +1,6 @@
 // The real disk, through the synchronous `node:fs` calls that behave alike on Deno
 // and Bun (reference/runtimes.md, "Portable subset"). Only fdatasync/fsync go off
-// the event loop (libuv thread pool): a sync costs 0.3-1.3 ms here, a write 3-4 µs.
+// the event loop (libuv thread pool): a sync costs milliseconds, a write microseconds.
 import * as fs from "node:fs";
 import type { FileHandle, FilePort } from "./file_port.ts";
 

@@ -74,7 +74,7 @@ export class WriteGate {
   /**
    * One write for all appends made before the event loop next checks for I/O: under load
    * many requests are parsed in one loop turn, and they share one writeSync (a syscall
-   * through Deno's node:fs costs 10-15 µs; the copy of a 1 KiB record far less).
+   * through Deno's node:fs costs far more than copying a record).
    */
   scheduleWrite(): Promise<void> {
     if (!this.#tick) {

@@ -226,9 +226,9 @@ export interface DeliveryAttempt {
 /**
  * The client's abort signal, or a function that gets it. A held pull or receive needs the
  * signal only when it has to wait: on Deno, merely reading a served Request's `signal`
- * costs ~17 µs of CPU per request (legacy behaviour aborts it, with a DOMException, once
- * the answer is sent), more than half of what a whole one-message pull costs (~31 µs). So
- * the routes pass a getter.
+ * costs a large share of a one-message pull's CPU (legacy behaviour aborts it, with a
+ * DOMException, once the answer is sent; bench/README.md has the figures). So the routes
+ * pass a getter.
  */
 export type SignalSource = AbortSignal | (() => AbortSignal);
 

@@ -6,9 +6,9 @@
 // against the other.
 //
 // SigningKey is HMAC by its definition (RFC 2104: H(K^opad || H(K^ipad || m))) with both
-// padded-key blocks hashed once per key and the hash state copied per message. On Deno
-// 2.9.6 createHmac() costs ~10 µs per 1 KiB delivery (6 µs of it building the Hmac), the
-// copies ~5.8 µs; on Bun 1.4.5 both ~1.3 µs. signing_test.ts checks it against createHmac.
+// padded-key blocks hashed once per key and the hash state copied per message: on Deno
+// building an Hmac per delivery costs more than the hashing (figures: bench/README.md,
+// "bench/webhook/push_bench.ts"). signing_test.ts checks it against createHmac.
 import { createHash, createHmac, type Hash, randomBytes } from "node:crypto";
 import { BrokerError } from "../protocol/errors.ts";
 

@@ -1,7 +1,7 @@
 // The CommitLog: every message of every topic, appended in arrival order to fixed-size
 // segments (reference/rocketmq.md §1). One writer: JavaScript runs one put at a time,
 // which stands in for RocketMQ's put lock. Appends made in the same tick are gathered
-// and written with one writeSync (a syscall costs 3-4 µs; a 1 KiB copy far less).
+// and written with one writeSync (a syscall costs far more than copying a record).
 import type { FilePort } from "../file_port.ts";
 import { readFullyInto } from "../file_port.ts";
 import { assert, StoreError } from "../errors.ts";

@@ -1,8 +1,8 @@
 // The newest CommitLog bytes, kept in memory so that a consumer at the tail (the common case:
 // long-polling pulls, webhook pushes, replicas keeping up) reads without a syscall. RocketMQ
 // reads such bytes from its mmap'ed segments, which the page cache holds; a pread per
-// record from JavaScript cost ~5 µs on Deno's node:fs, more than the rest of a pull's
-// per-message work. A ring of `capacity` bytes holding log bytes [start, end), where end is
+// record from JavaScript costs more than the rest of a pull's per-message work
+// (bench/README.md, "bench/storage/commit_log_bench.ts"). A ring of `capacity` bytes holding log bytes [start, end), where end is
 // the written end: every written batch is copied in, and a jump (the next segment after a
 // BLANK, a truncation, recovery) starts it afresh.
 

@@ -159,9 +159,8 @@ export function decodeProperties(bytes: Uint8Array): Map<string, string> {
       const at = text.indexOf(NAME_VALUE_SEPARATOR, from);
       if (at > from && at < stop) {
         // A slice of 13 characters or more is a view of the whole text (V8's SlicedString),
-        // and one in an object sends Deno's JSON.stringify off its fast path: a page of
-        // four messages took 4.3 µs instead of 2.0 for their UNIQ_KEY alone. Such values
-        // are decoded on their own.
+        // and one in an object sends Deno's JSON.stringify off its fast path (bench/README.md
+        // has the figures). Such values are decoded on their own.
         const value = stop - at > 13 && oneCharPerByte
           ? decoder.decode(bytes.subarray(at + 1, stop))
           : text.slice(at + 1, stop);
