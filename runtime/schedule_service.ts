@@ -10,6 +10,11 @@ import {
   PROPERTY_DELAY,
   PROPERTY_REAL_QUEUE_ID,
   PROPERTY_REAL_TOPIC,
+  PROPERTY_TIMER_DELAY_MS,
+  PROPERTY_TIMER_DELAY_SEC,
+  PROPERTY_TIMER_DELIVER_MS,
+  PROPERTY_TIMER_OUT_MS,
+  PROPERTY_TIMER_ROLL_TIMES,
   SCHEDULE_TOPIC,
 } from "../storage/message/message_const.ts";
 import type { MessageStore } from "../storage/message_store.ts";
@@ -22,11 +27,11 @@ const WAITING_PROPERTIES = [
   PROPERTY_DELAY,
   PROPERTY_REAL_TOPIC,
   PROPERTY_REAL_QUEUE_ID,
-  "TIMER_DELIVER_MS",
-  "TIMER_DELAY_SEC",
-  "TIMER_DELAY_MS",
-  "TIMER_OUT_MS",
-  "TIMER_ROLL_TIMES",
+  PROPERTY_TIMER_DELIVER_MS,
+  PROPERTY_TIMER_DELAY_SEC,
+  PROPERTY_TIMER_DELAY_MS,
+  PROPERTY_TIMER_OUT_MS,
+  PROPERTY_TIMER_ROLL_TIMES,
 ];
 /** Longest single sleep of a level's timer; it re-checks after (clock changes, safety). */
 const SLEEP_MS_MAX = 60_000;

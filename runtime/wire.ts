@@ -4,16 +4,23 @@ import { StoreError } from "../storage/errors.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { WireMessage } from "./protocol/types.ts";
 import type { BodyText } from "./platform/platform.ts";
+import {
+  PROPERTY_CONTENT_TYPE,
+  PROPERTY_KEYS,
+  PROPERTY_SHARDING_KEY,
+  PROPERTY_TAGS,
+  PROPERTY_UNIQ_KEY,
+  PROPERTY_WAIT_STORE_MSG_OK,
+} from "../storage/message/message_const.ts";
 
-export const PROPERTY_CONTENT_TYPE = "__CONTENT_TYPE";
-export const PROPERTY_SHARDING_KEY = "__SHARDINGKEY";
+/** Properties the wire shows as fields of their own (or not at all), not in `properties`. */
 const HIDDEN = new Set([
-  "TAGS",
-  "KEYS",
-  "UNIQ_KEY",
+  PROPERTY_TAGS,
+  PROPERTY_KEYS,
+  PROPERTY_UNIQ_KEY,
   PROPERTY_CONTENT_TYPE,
   PROPERTY_SHARDING_KEY,
-  "WAIT",
+  PROPERTY_WAIT_STORE_MSG_OK,
 ]);
 /**
  * `bodyText` is the platform's: the same decision (UTF-8 text without U+FFFD goes out as
@@ -32,16 +39,16 @@ export function toWireMessage(
     body = toBase64(record.body);
     bodyEncoding = "base64";
   }
-  const keys = props.get("KEYS");
+  const keys = props.get(PROPERTY_KEYS);
   return {
-    messageId: props.get("UNIQ_KEY") ?? "",
+    messageId: props.get(PROPERTY_UNIQ_KEY) ?? "",
     topic: record.topic,
     queueId: record.queueId,
     queueOffset,
     commitLogOffset: record.physicalOffset,
     body,
     bodyEncoding,
-    ...(props.has("TAGS") ? { tag: props.get("TAGS") } : {}),
+    ...(props.has(PROPERTY_TAGS) ? { tag: props.get(PROPERTY_TAGS) } : {}),
     ...(keys ? { keys: keys.split(" ").filter((k) => k) } : {}),
     properties,
     bornTimestamp: record.bornTimestamp,

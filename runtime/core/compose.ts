@@ -119,7 +119,10 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     `${config.dataDir}/metadata.sqlite`,
     deps.openSqlite,
   );
-  const metadata = new MetadataStore(metadataHandle.db, { nowMs });
+  const metadata = new MetadataStore(metadataHandle.db, {
+    nowMs,
+    retryMaxTimesDefault: config.retryMaxTimesDefault,
+  });
   const offsets = await ConsumerOffsetStore.open(metadataHandle.db, { nowMs });
   offsets.start({
     intervalMs: config.offsetPersistIntervalMs,

@@ -1,6 +1,7 @@
-// The only writer of client messages (RocketMQ's SendMessageProcessor): every produce,
-// and every re-put of a stored message (DLQ redrive), passes the same checks, the same
-// shutdown and leadership gate, and the same replication confirm.
+// The only writer of client messages (RocketMQ's SendMessageProcessor): every produce
+// passes checkProduce(); every produce and every re-put of a stored message (DLQ redrive,
+// already checked when it was first produced) passes the same shutdown and leadership
+// gate and the same replication confirm.
 import { crc32 } from "node:zlib";
 import type { MessageStore, PutResult } from "../../storage/message_store.ts";
 import { javaStringHashCode, type MessageInput } from "../../storage/message/record.ts";

@@ -105,7 +105,10 @@ export class OrderlyPop {
     const out = this.#orderly.get(key);
     if (out && out.offset === ck.o) this.#orderly.delete(key);
     const failures = (this.#orderlyFailures.get(`${key}@${ck.o}`) ?? 0) + 1;
-    if (failures <= (this.deps.groupOf(ck.g)?.retryMaxTimes ?? 16)) {
+    if (
+      failures <=
+        (this.deps.groupOf(ck.g)?.retryMaxTimes ?? this.deps.settings.retryMaxTimesDefault)
+    ) {
       this.#orderlyFailures.set(`${key}@${ck.o}`, failures);
       this.deps.holds.arriving(ck.t, ck.q, Number.MAX_SAFE_INTEGER); // wake receivers: it is back
       return Promise.resolve();

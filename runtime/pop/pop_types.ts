@@ -26,7 +26,7 @@ export interface PopDeps {
   /** The platform's body decoding (wire.ts). */
   bodyText: BodyText;
   /** Bytes a receive (and each revive step) reads from one queue; checkpoints per revive step. */
-  settings: { popReadBytesMax: number; popReviveBatchNums: number };
+  settings: { popReadBytesMax: number; popReviveBatchNums: number; retryMaxTimesDefault: number };
 }
 
 export interface ReceiveRequest {

@@ -49,7 +49,10 @@ export class ReviveLoop {
     const original = ck ? this.deps.store.lookMessageByOffset(ck.c) : undefined;
     if (!ck || !original) return Promise.resolve(); // retention took it: nothing to bring back
     const reconsumeTimes = original.reconsumeTimes + 1;
-    if (reconsumeTimes > (this.deps.groupOf(ck.g)?.retryMaxTimes ?? 16)) {
+    if (
+      reconsumeTimes >
+        (this.deps.groupOf(ck.g)?.retryMaxTimes ?? this.deps.settings.retryMaxTimesDefault)
+    ) {
       return bury(this.deps, ck.g, original, reconsumeTimes);
     }
     return requeue(this.deps, ck.g, original, reconsumeTimes, false);

@@ -50,7 +50,13 @@ export const PULL_MSG_NUMS_MAX = intSetting("pullMsgNumsMax", "MQ_PULL_MAX", {
 export const IDEMPOTENCY_KEY_BYTES_MAX = intSetting(
   "idempotencyKeyBytesMax",
   "MQ_IDEMPOTENCY_KEY_BYTES_MAX",
-  { unit: "bytes", default: 256, min: 1, doc: "Longest Idempotency-Key header." },
+  {
+    unit: "bytes",
+    default: 256,
+    min: 64,
+    doc:
+      "Longest Idempotency-Key header; at least 64, so the keys the broker makes (cron ticks) fit.",
+  },
 );
 export const USER_PROPERTIES_MAX = intSetting("userPropertiesMax", "MQ_USER_PROPERTIES_MAX", {
   unit: "count",

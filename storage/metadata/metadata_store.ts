@@ -127,15 +127,21 @@ export const CONSUMER_GROUP_DEFAULTS: Readonly<ConsumerGroupSettings> = Object.f
 export interface MetadataStoreOptions {
   /** Wall-clock ms for createdAtMs and updatedAtMs. */
   nowMs: () => number;
+  /** retryMaxTimes of a group created without one (maxReconsumeTimes); default 16. */
+  retryMaxTimesDefault?: number;
 }
 
 export class MetadataStore {
   readonly #db: MetadataDb;
   readonly #nowMs: () => number;
+  readonly #groupDefaults: Readonly<ConsumerGroupSettings>;
 
   constructor(db: MetadataDb, options: MetadataStoreOptions) {
     this.#db = db;
     this.#nowMs = options.nowMs;
+    this.#groupDefaults = options.retryMaxTimesDefault === undefined
+      ? CONSUMER_GROUP_DEFAULTS
+      : { ...CONSUMER_GROUP_DEFAULTS, retryMaxTimes: options.retryMaxTimesDefault };
   }
 
   /** Creates or replaces a topic's config; keeps createdAtMs of an existing one. */
@@ -187,7 +193,7 @@ export class MetadataStore {
   /** Creates or replaces a group's config; keeps createdAtMs of an existing one. */
   async upsertConsumerGroup(input: ConsumerGroupConfigInput): Promise<ConsumerGroupConfig> {
     assertName(input.groupName);
-    const config = withDefaults<Settings<ConsumerGroupConfig>>(CONSUMER_GROUP_DEFAULTS, input);
+    const config = withDefaults<Settings<ConsumerGroupConfig>>(this.#groupDefaults, input);
     checkConsumerGroup(config, `consumer group ${input.groupName}`);
     const nowMs = this.#nowMs();
     const row = {
