@@ -1,42 +1,9 @@
 // topicsMax and groupsMax (issue #19, point 7): one topic or group past the limit is a
 // typed refusal that stores nothing, auto-create included, concurrent creates included.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { loadBrokerConfig } from "../config.ts";
-import { Broker } from "../broker.ts";
+import type { Broker } from "../broker.ts";
+import { withBroker } from "../broker_testing.ts";
 import { BrokerError } from "../protocol/errors.ts";
-import { NodeFilePort } from "../../storage/node_fs_port.ts";
-import { pickPlatform } from "../platform/pick.ts";
-
-const platform = await pickPlatform();
-
-async function withBroker(env: Record<string, string>, f: (broker: Broker) => Promise<void>) {
-  const dataDir = mkdtempSync(`${tmpdir()}/mq-limits-test-`);
-  const config = loadBrokerConfig({}, {
-    DATA_DIR: dataDir,
-    PORT: "0",
-    MQ_SEGMENT_ZERO_FILL: "false",
-    ...env,
-  }, []);
-  const broker = await Broker.open({
-    config,
-    files: new NodeFilePort(),
-    nowMs: () => Date.now(),
-    log: () => {},
-    runtime: "test",
-    pid: 1,
-    random: () => 0.5,
-    bodyText: platform.bodyText,
-    openSqlite: platform.openSqlite,
-  });
-  try {
-    await f(broker);
-  } finally {
-    await broker.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
 
 const body = new TextEncoder().encode("x");
 const names = async (broker: Broker) => (await broker.listTopics()).map((t) => t.name);
