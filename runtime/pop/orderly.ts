@@ -5,6 +5,7 @@ import type { PopMessage } from "../protocol/types.ts";
 import { toWireMessage } from "../wire.ts";
 import { type Checkpoint, scheduleCheckpoint } from "./checkpoint.ts";
 import type { PopDeps, ReceiveRequest } from "./pop_types.ts";
+import { popOffsetGroupOf } from "./group_topics.ts";
 import { bury } from "./requeue.ts";
 
 /** Ordered POP: the one message of a queue out with a consumer, and its failures so far. */
@@ -31,7 +32,7 @@ export class OrderlyPop {
    */
   async pop(req: ReceiveRequest, start: number): Promise<PopMessage[]> {
     const { store } = this.deps;
-    const popKey = `%POP%${req.group}`;
+    const popKey = popOffsetGroupOf(req.group);
     const picked: { q: number; offset: number; record: MessageRecord; failures: number }[] = [];
     for (let i = 0; i < req.readQueueNums && picked.length < req.max; i++) {
       const q = (start + i) % req.readQueueNums;
@@ -93,7 +94,7 @@ export class OrderlyPop {
     const out = this.#orderly.get(key);
     if (out && out.offset === ck.o) this.#orderly.delete(key);
     this.#orderlyFailures.delete(failureKey(key, ck.o));
-    const popKey = `%POP%${ck.g}`;
+    const popKey = popOffsetGroupOf(ck.g);
     const current = this.deps.offsets.query(popKey, ck.t, ck.q) ?? 0;
     if (ck.o + 1 > current) this.deps.offsets.commit(popKey, ck.t, ck.q, ck.o + 1);
   }
@@ -101,7 +102,7 @@ export class OrderlyPop {
   /** An ordered message was not acked in time: it is handed out again, in place. */
   failed(ck: Checkpoint): Promise<unknown> {
     const key = queueKey(ck.g, ck.t, ck.q);
-    const popKey = `%POP%${ck.g}`;
+    const popKey = popOffsetGroupOf(ck.g);
     if ((this.deps.offsets.query(popKey, ck.t, ck.q) ?? 0) > ck.o) return Promise.resolve(); // settled before
     const out = this.#orderly.get(key);
     if (out && out.offset === ck.o) this.#orderly.delete(key);
