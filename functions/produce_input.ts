@@ -59,7 +59,7 @@ export function readProduceHeaders(headers: Headers): ProduceHeaders {
   return out;
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\x80-\uffff]/;
 // Stateless between calls (fatal, not streaming); ignoreBOM keeps a leading EF BB BF as the
 // character it is instead of dropping it.
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
