@@ -67,6 +67,8 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
     api: apiSource(options.broker),
     allow: (c: RouteContext, right: Right, resources = {}) =>
       auth.authorize(c.get("principal"), right, resources),
+    permits: (c: RouteContext, right: Right, resources = {}) =>
+      auth.permits(c.get("principal"), right, resources),
     limits: options.limits,
     // performance.now: a monotonic clock, as the per-request setTimeout it replaces was.
     deadlines: new BodyDeadlines(options.limits.bodyReadTimeoutMs, () => performance.now()),

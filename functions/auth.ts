@@ -4,7 +4,9 @@
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
 
-export type Right = "publish" | "subscribe" | "admin" | "any";
+/** "see": read a topic's metadata (its configuration, its cron schedules): publish or
+ * subscribe on the topic, or admin. */
+export type Right = "publish" | "subscribe" | "admin" | "see";
 
 export interface Principal {
   name: string;
@@ -46,23 +48,32 @@ export class Authenticator {
     right: Right,
     resources: { topic?: string; group?: string } = {},
   ) {
-    if (this.open) return;
-    const key = principal.key!;
-    if (key.admin) return;
-    if (right === "any") return;
-    const patterns = right === "publish"
-      ? key.publish
-      : right === "subscribe"
-      ? key.subscribe
-      : undefined;
+    if (this.permits(principal, right, resources)) return;
     const names = [resources.topic, resources.group].filter((x): x is string => x !== undefined);
-    const ok = patterns !== undefined && names.every((n) => patterns.some((p) => matches(p, n)));
-    if (!ok || right === "admin") {
-      throw new BrokerError(
-        "FORBIDDEN",
-        `API key ${key.name} lacks ${right} on ${names.join(", ") || "this resource"}`,
-      );
+    throw new BrokerError(
+      "FORBIDDEN",
+      `API key ${principal.key!.name} lacks ${right} on ${names.join(", ") || "this resource"}`,
+    );
+  }
+
+  /** Whether the principal holds `right` on every named resource (lists filter with it). */
+  permits(
+    principal: Principal,
+    right: Right,
+    resources: { topic?: string; group?: string } = {},
+  ): boolean {
+    if (this.open) return true;
+    const key = principal.key!;
+    if (key.admin) return true;
+    if (right === "admin") return false;
+    const names = [resources.topic, resources.group].filter((x): x is string => x !== undefined);
+    const holds = (patterns: string[] | undefined) =>
+      patterns !== undefined && names.every((n) => patterns.some((p) => matches(p, n)));
+    if (right === "see") {
+      // A list item always names its topic; a nameless "see" would let anything through.
+      return names.length > 0 && (holds(key.publish) || holds(key.subscribe));
     }
+    return holds(right === "publish" ? key.publish : key.subscribe);
   }
 }
 

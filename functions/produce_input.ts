@@ -59,6 +59,40 @@ export function readProduceHeaders(headers: Headers): ProduceHeaders {
   return out;
 }
 
+const NON_ASCII = /[\x80-\uffff]/;
+// Stateless between calls (fatal, not streaming); ignoreBOM keeps a leading EF BB BF as the
+// character it is instead of dropping it.
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * A text header's value read as UTF-8. Deno and Bun both hand a header value over as a
+ * ByteString (one character per byte, 0-255: tests/header_bytes_test.ts checks it), so
+ * `é` sent as C3 A9 arrives as "Ã©". ASCII, the common case, costs one regex test and is
+ * returned as is; anything else is decoded, and bytes that are not UTF-8 are refused
+ * (INVALID_HEADER) rather than stored as mojibake.
+ */
+export function utf8Header(name: string, value: string): string {
+  if (!NON_ASCII.test(value)) return value;
+  const bytes = new Uint8Array(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c > 0xff) return refuseBytes(name); // not a ByteString: no runtime gives one
+    bytes[i] = c;
+  }
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return refuseBytes(name);
+  }
+}
+
+function refuseBytes(name: string): never {
+  throw new BrokerError(
+    "INVALID_HEADER",
+    `Cannot read ${name}: its bytes are not valid UTF-8`,
+  );
+}
+
 /** The message of a single produce: the raw body plus its Mq-* headers (readProduceHeaders). */
 export function messageFromHeaders(
   headers: ProduceHeaders,
@@ -69,12 +103,17 @@ export function messageFromHeaders(
   // Values are checked here, in a fixed order, so the first error reported does not
   // depend on header order.
   const { found, properties, count } = headers;
-  if (found["mq-tag"] !== undefined) m.tag = checkTag(found["mq-tag"]);
+  const tag = found["mq-tag"];
+  if (tag !== undefined) m.tag = checkTag(utf8Header("Mq-Tag", tag));
   const keys = found["mq-keys"];
   if (keys !== undefined) m.keys = checkKeys(keys.split(" ").filter((k) => k.length > 0));
   const sharding = found["mq-sharding-key"];
   if (sharding !== undefined) {
-    m.shardingKey = checkText("Mq-Sharding-Key", sharding, SHARDING_KEY_CHARS_MAX);
+    m.shardingKey = checkText(
+      "Mq-Sharding-Key",
+      utf8Header("Mq-Sharding-Key", sharding),
+      SHARDING_KEY_CHARS_MAX,
+    );
   }
   const queueId = parseNonNegativeInt("Mq-Queue-Id", found["mq-queue-id"], 65535);
   if (queueId !== undefined) m.queueId = queueId;
@@ -86,7 +125,11 @@ export function messageFromHeaders(
   if (at !== undefined) m.deliverAt = at;
   const contentType = found["content-type"];
   if (contentType !== undefined) {
-    m.contentType = checkText("Content-Type", contentType, CONTENT_TYPE_CHARS_MAX);
+    m.contentType = checkText(
+      "Content-Type",
+      utf8Header("Content-Type", contentType),
+      CONTENT_TYPE_CHARS_MAX,
+    );
   }
   const idem = found["idempotency-key"];
   if (idem !== undefined) {
@@ -98,7 +141,13 @@ export function messageFromHeaders(
       `Cannot set ${count} properties: at most ${limits.userPropertiesMax}`,
     );
   }
-  if (properties !== undefined) m.properties = { ...properties };
+  if (properties !== undefined) {
+    // Our own prototype-less object (readProduceHeaders): decoded in place, then copied.
+    for (const name in properties) {
+      properties[name] = utf8Header(`Mq-Prop-${name}`, properties[name]);
+    }
+    m.properties = { ...properties };
+  }
   return m;
 }
 

@@ -18,13 +18,17 @@
 // This file receives and settles; the parts are in runtime/pop/: the CK record
 // (checkpoint.ts), receipt handles (receipt.ts), ordered POP (orderly.ts), the revive loop
 // (revive.ts) and retry/DLQ routing (requeue.ts).
-import { PROPERTY_RETRY_TOPIC, REVIVE_TOPIC } from "../storage/message/message_const.ts";
+import {
+  PROPERTY_RETRY_TOPIC,
+  PROPERTY_UNIQ_KEY,
+  REVIVE_TOPIC,
+} from "../storage/message/message_const.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { type PopMessage, signalOf } from "./protocol/types.ts";
 import { toWireMessage } from "./wire.ts";
 import { scheduleCheckpoint } from "./pop/checkpoint.ts";
-import { retryTopicOf } from "./pop/group_topics.ts";
+import { popOffsetGroupOf, retryTopicOf } from "./pop/group_topics.ts";
 import { OrderlyPop } from "./pop/orderly.ts";
 import type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
 import { checkpointOf, settle } from "./pop/receipt.ts";
@@ -80,7 +84,7 @@ export class PopService {
     const picked: { topic: string; q: number; offset: number; record: MessageRecord }[] = [];
     for (let i = 0; i < sources.length && picked.length < req.max; i++) {
       const { topic, q } = sources[(start + i) % sources.length];
-      const popKey = `%POP%${req.group}`;
+      const popKey = popOffsetGroupOf(req.group);
       let offset = this.deps.offsets.query(popKey, topic, q) ??
         this.deps.offsets.query(req.group, topic, q) ??
         store.getMinOffsetInQueue(topic, q);
@@ -100,9 +104,10 @@ export class PopService {
       }
     }
     if (picked.length === 0) return [];
+    const unique = onePerMessage(picked);
     const popTime = this.deps.nowMs();
     // One CK per message, all written in this turn (one write, one fdatasync).
-    const cks = picked.map((p) =>
+    const cks = unique.map((p) =>
       scheduleCheckpoint(
         this.deps,
         req.group,
@@ -114,7 +119,7 @@ export class PopService {
       )
     );
     const ids = await Promise.all(cks);
-    return picked.map((p, i) => {
+    return unique.map((p, i) => {
       const wire = toWireMessage(p.record, p.offset, this.deps.bodyText);
       const original = p.record.properties.get(PROPERTY_RETRY_TOPIC);
       return {
@@ -138,7 +143,7 @@ export class PopService {
         `Cannot receive from broadcasting group ${req.group} without clientId`,
       );
     }
-    const popKey = `%POP%${req.group}@${req.clientId}`;
+    const popKey = `${popOffsetGroupOf(req.group)}@${req.clientId}`;
     const out: PopMessage[] = [];
     const start = this.#rotation++;
     for (let i = 0; i < req.readQueueNums && out.length < req.max; i++) {
@@ -213,4 +218,27 @@ export class PopService {
   arriving(): void {
     this.#revive.arriving();
   }
+}
+
+/**
+ * What a receive picked, with one copy of each message. After a
+ * crash the pop offset goes back to its last persist, so a receive can read a message from
+ * its queue and also the retry copy its checkpoint's revive put into %RETRY%{group}. One
+ * answer carries each message once: the copy with the most reconsumeTimes, so the count
+ * toward retryMaxTimes is kept. A dropped copy gets no checkpoint and its offset is passed:
+ * the kept copy's checkpoint brings the message back if it is not acked.
+ */
+function onePerMessage<T extends { record: MessageRecord }>(picked: T[]): T[] {
+  if (picked.length < 2) return picked;
+  const best = new Map<string, T>(); // message id -> the copy kept
+  for (const p of picked) {
+    const id = p.record.properties.get(PROPERTY_UNIQ_KEY);
+    if (id === undefined) continue;
+    const seen = best.get(id);
+    if (!seen || p.record.reconsumeTimes > seen.record.reconsumeTimes) best.set(id, p);
+  }
+  return picked.filter((p) => {
+    const id = p.record.properties.get(PROPERTY_UNIQ_KEY);
+    return id === undefined || best.get(id) === p;
+  });
 }

@@ -40,6 +40,17 @@ for (const runtime of RUNTIMES) {
     );
     await mq.lockQueues("billing", "c-1", "Orders", [1], true);
     assert.deepEqual(await mq.lockQueues("billing", "c-3", "Orders", [1, 2]), [1, 2]);
+    // A client without a heartbeat (c-2 left) is told why it gets no queue.
+    await assert.rejects(mq.lockQueues("billing", "c-2", "Orders", [3]), (e: {
+      code?: string;
+      status?: number;
+      message?: string;
+    }) => {
+      assert.equal(e.code, "CLIENT_NOT_MEMBER");
+      assert.equal(e.status, 409);
+      assert.match(e.message ?? "", /no live heartbeat in group billing/);
+      return true;
+    });
 
     await assert.rejects(
       mq.heartbeat("billing", { clientId: "", subscriptions: subs }),

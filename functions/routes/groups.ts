@@ -6,7 +6,7 @@ import type { AdminApi, ConsumerApi } from "../../runtime/protocol/core_api.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import { readJson } from "./json_body.ts";
 import { group, groupParams, optionalText, readableTopic, text } from "./params.ts";
-import { json, newRoutes, REFUSALS, type RouteDeps, type Routes, serve } from "./route.ts";
+import { json, newRoutes, REFUSALS, REFUSED, type RouteDeps, type Routes, serve } from "./route.ts";
 import { AssignmentView, GroupView, MembersView } from "./wire_schemas.ts";
 
 const TAGS = ["groups"];
@@ -120,6 +120,7 @@ const locks = (action: "lock" | "unlock") =>
         z.object({ queueIds: z.array(z.int()) }).openapi("QueueIds"),
       ),
       ...REFUSALS,
+      ...(action === "lock" ? { 409: REFUSED[409] } : {}),
     },
   });
 

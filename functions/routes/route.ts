@@ -29,6 +29,9 @@ export interface RouteDeps<Api> {
   api: ApiSource<Api>;
   /** Throws FORBIDDEN unless the request's principal holds `right` on the resources. */
   allow(c: RouteContext, right: Right, resources?: { topic?: string; group?: string }): void;
+  /** Whether the request's principal holds `right` on the resources: lists keep only what
+   * the key may see. */
+  permits(c: RouteContext, right: Right, resources?: { topic?: string; group?: string }): boolean;
   limits: FunctionsLimits;
   deadlines: BodyDeadlines;
 }

@@ -37,7 +37,7 @@ export function scheduleRoutes(
     >
   >,
 ): Routes {
-  const { api, allow, limits } = deps;
+  const { api, allow, permits, limits } = deps;
   const app = newRoutes();
 
   serve(
@@ -94,15 +94,15 @@ export function scheduleRoutes(
       summary: "List cron schedules",
       responses: {
         200: json(
-          "Every schedule",
+          "Every schedule of a topic the API key may see",
           z.object({ schedules: z.array(CronScheduleView) }).openapi("CronSchedules"),
         ),
         ...REFUSALS,
       },
     }),
     async (c) => {
-      allow(c, "any");
-      return c.json({ schedules: await api.call((b) => b.listSchedules()) });
+      const schedules = await api.call((b) => b.listSchedules());
+      return c.json({ schedules: schedules.filter((s) => permits(c, "see", { topic: s.topic })) });
     },
   );
   serve(
@@ -117,8 +117,9 @@ export function scheduleRoutes(
       responses: { 200: json("The schedule", CronScheduleView), ...REFUSALS },
     }),
     async (c) => {
-      allow(c, "any");
-      return c.json(await api.call((b) => b.getSchedule(c.req.param("id")!)));
+      const schedule = await api.call((b) => b.getSchedule(c.req.param("id")!));
+      allow(c, "see", { topic: schedule.topic });
+      return c.json(schedule);
     },
   );
   for (const [action, paused] of [["pause", true], ["resume", false]] as const) {

@@ -30,7 +30,10 @@ const list = createRoute({
   tags: TAGS,
   summary: "List topics",
   responses: {
-    200: json("Every topic", z.object({ topics: z.array(TopicConfig) }).openapi("Topics")),
+    200: json(
+      "Every topic the API key may see",
+      z.object({ topics: z.array(TopicConfig) }).openapi("Topics"),
+    ),
     ...REFUSALS,
   },
 });
@@ -71,16 +74,18 @@ const remove = createRoute({
 export function topicRoutes(
   deps: RouteDeps<Pick<AdminApi, "listTopics" | "getTopic" | "upsertTopic" | "deleteTopic">>,
 ): Routes {
-  const { api, allow } = deps;
+  const { api, allow, permits } = deps;
   const app = newRoutes();
 
   serve(app, list, async (c) => {
-    allow(c, "any");
-    return c.json({ topics: await api.call((b) => b.listTopics()) });
+    const topics = await api.call((b) => b.listTopics());
+    return c.json({ topics: topics.filter((t) => permits(c, "see", { topic: t.name })) });
   });
   serve(app, get, async (c) => {
-    allow(c, "any");
-    return c.json(await api.call((b) => b.getTopic(readableTopic.parse(c.req.param("topic")!))));
+    const topic = readableTopic.parse(c.req.param("topic")!);
+    // Checked on the name before the broker is asked: a 403 says nothing of existence.
+    allow(c, "see", { topic });
+    return c.json(await api.call((b) => b.getTopic(topic)));
   });
   serve(app, upsert, async (c) => {
     const topic = userTopic.parse(c.req.param("topic")!);

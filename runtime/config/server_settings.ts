@@ -132,6 +132,20 @@ export const SERVER_SETTINGS = [
     min: 1,
     doc: "Largest queue count of a topic.",
   }),
+  intSetting("topicsMax", "MQ_TOPICS_MAX", {
+    unit: "count",
+    default: 4096,
+    min: 1,
+    doc: "Most topics a broker holds, created or auto-created; one more is refused with " +
+      "409 too-many-topics. Counts client topics only: %RETRY%, %DLQ% and the broker's " +
+      "own topics are bounded by groupsMax and never refused.",
+  }),
+  intSetting("groupsMax", "MQ_GROUPS_MAX", {
+    unit: "count",
+    default: 4096,
+    min: 1,
+    doc: "Most consumer groups a broker holds; one more is refused with 409 too-many-groups.",
+  }),
   BATCH_BODY_BYTES_MAX,
   BATCH_ITEMS_MAX,
   BODY_READ_TIMEOUT_MS,

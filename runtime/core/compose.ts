@@ -134,7 +134,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     offsets.removeTopic(topic);
     store.deleteTopic(topic);
   });
-  const groups = await GroupRegistry.load(metadata);
+  const groups = await GroupRegistry.load(metadata, config);
   const producer = new Producer({
     store,
     topics,

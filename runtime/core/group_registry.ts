@@ -9,16 +9,25 @@ import { BrokerError } from "../protocol/errors.ts";
 import { checkGroup } from "../protocol/names.ts";
 import type { GroupSettings, GroupView } from "../protocol/types.ts";
 
+export interface GroupLimits {
+  groupsMax: number;
+}
+
 export class GroupRegistry {
   readonly #groups = new Map<string, ConsumerGroupConfig>();
   readonly #metadata: MetadataStore;
+  readonly #limits: GroupLimits;
+  /** Groups being created, counted against groupsMax while their write is in flight. */
+  readonly #creating = new Set<string>();
 
-  private constructor(metadata: MetadataStore) {
+  private constructor(metadata: MetadataStore, limits: GroupLimits) {
     this.#metadata = metadata;
+    this.#limits = limits;
   }
 
-  static async load(metadata: MetadataStore): Promise<GroupRegistry> {
-    const registry = new GroupRegistry(metadata);
+  /** Loads every stored group, even past groupsMax (a lowered limit refuses new ones only). */
+  static async load(metadata: MetadataStore, limits: GroupLimits): Promise<GroupRegistry> {
+    const registry = new GroupRegistry(metadata, limits);
     for (const g of await metadata.listConsumerGroups()) registry.#groups.set(g.groupName, g);
     return registry;
   }
@@ -36,6 +45,9 @@ export class GroupRegistry {
     checkGroup(group);
     const current = this.#groups.get(group);
     if (current && Object.keys(settings).length === 0) return toGroupView(current);
+    const creating = !current && !this.#creating.has(group);
+    if (creating) this.#checkRoom(group);
+    if (creating) this.#creating.add(group);
     try {
       const stored = await this.#metadata.upsertConsumerGroup({ groupName: group, ...settings });
       this.#groups.set(group, stored);
@@ -45,6 +57,18 @@ export class GroupRegistry {
         throw new BrokerError("INVALID_PARAMETER", err.message, {}, { cause: err });
       }
       throw err;
+    } finally {
+      if (creating) this.#creating.delete(group);
+    }
+  }
+
+  #checkRoom(group: string): void {
+    const held = this.#groups.size + this.#creating.size;
+    if (held >= this.#limits.groupsMax) {
+      throw new BrokerError(
+        "TOO_MANY_GROUPS",
+        `Cannot create consumer group ${group}: the broker holds ${held} groups, groupsMax is ${this.#limits.groupsMax}`,
+      );
     }
   }
 

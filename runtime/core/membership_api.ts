@@ -70,6 +70,14 @@ export class MembershipApi {
       refuseBadArguments(() => m.unlock(group, clientId, topic, queueIds));
       return [];
     }
+    // Only a member may lock (its locks go when it goes); the membership layer answers a
+    // stranger an empty list, as RocketMQ does, so the refusal that says why is made here.
+    if (!m.members(group).includes(clientId)) {
+      throw new BrokerError(
+        "CLIENT_NOT_MEMBER",
+        `Cannot lock queues of ${topic} for client ${clientId} as it has no live heartbeat in group ${group}: send POST /v1/groups/${group}/heartbeat first, then every 30 s`,
+      );
+    }
     return refuseBadArguments(() => m.lock(group, clientId, topic, queueIds, this.d.nowMs()));
   }
 }

@@ -15,6 +15,9 @@ export interface TopicSettings {
   defaultTopicQueueNums: number;
   topicQueueNumsMax: number;
   autoCreateTopicEnable: boolean;
+  /** Client topics only: system topics (%RETRY%, %DLQ%, the broker's own) are never
+   * registered here, so they neither count nor are refused. */
+  topicsMax: number;
 }
 
 export class TopicRegistry {
@@ -22,6 +25,9 @@ export class TopicRegistry {
   readonly #metadata: MetadataStore;
   readonly #settings: TopicSettings;
   readonly #deleted: Array<(topic: string) => void> = [];
+  /** Names being created: counted against topicsMax while their write is in flight, so
+   * concurrent auto-creates cannot pass the limit together. */
+  readonly #creating = new Set<string>();
 
   private constructor(metadata: MetadataStore, settings: TopicSettings) {
     this.#metadata = metadata;
@@ -72,6 +78,9 @@ export class TopicRegistry {
         );
       }
     }
+    const creating = !current && !this.#creating.has(name);
+    if (creating) this.#checkRoom(name);
+    if (creating) this.#creating.add(name);
     try {
       const stored = toTopic(await this.#metadata.upsertTopic(next));
       this.#topics.set(name, stored);
@@ -81,6 +90,18 @@ export class TopicRegistry {
         throw new BrokerError("INVALID_PARAMETER", err.message, {}, { cause: err });
       }
       throw err;
+    } finally {
+      if (creating) this.#creating.delete(name);
+    }
+  }
+
+  #checkRoom(name: string): void {
+    const held = this.#topics.size + this.#creating.size;
+    if (held >= this.#settings.topicsMax) {
+      throw new BrokerError(
+        "TOO_MANY_TOPICS",
+        `Cannot create topic ${name}: the broker holds ${held} topics, topicsMax is ${this.#settings.topicsMax}`,
+      );
     }
   }
 

@@ -5,6 +5,7 @@ import type { PopMessage } from "../protocol/types.ts";
 import { toWireMessage } from "../wire.ts";
 import { type Checkpoint, scheduleCheckpoint } from "./checkpoint.ts";
 import type { PopDeps, ReceiveRequest } from "./pop_types.ts";
+import { popOffsetGroupOf } from "./group_topics.ts";
 import { bury } from "./requeue.ts";
 
 /** Ordered POP: the one message of a queue out with a consumer, and its failures so far. */
@@ -15,9 +16,10 @@ interface OrderlyInFlight {
 }
 
 export class OrderlyPop {
-  /** Orderly groups: group|topic|queue -> the message out; no other leaves that queue. */
+  /** Orderly groups: queueKey() -> the message out; no other leaves that queue. */
   #orderly = new Map<string, OrderlyInFlight>();
-  /** Orderly failures of the message at group|topic|queue@offset (memory; a restart resets). */
+  /** Orderly failures of the message at an offset of a queue, keyed by failureKey() (memory;
+   * a restart resets). */
   #orderlyFailures = new Map<string, number>();
 
   constructor(private readonly deps: PopDeps) {}
@@ -30,11 +32,11 @@ export class OrderlyPop {
    */
   async pop(req: ReceiveRequest, start: number): Promise<PopMessage[]> {
     const { store } = this.deps;
-    const popKey = `%POP%${req.group}`;
+    const popKey = popOffsetGroupOf(req.group);
     const picked: { q: number; offset: number; record: MessageRecord; failures: number }[] = [];
     for (let i = 0; i < req.readQueueNums && picked.length < req.max; i++) {
       const q = (start + i) % req.readQueueNums;
-      const key = `${req.group}|${req.topic}|${q}`;
+      const key = queueKey(req.group, req.topic, q);
       if (this.#orderly.has(key)) continue; // its message is out
       let offset = this.deps.offsets.query(popKey, req.topic, q) ??
         this.deps.offsets.query(req.group, req.topic, q) ??
@@ -46,7 +48,7 @@ export class OrderlyPop {
       });
       const m = got.messages[0];
       if (!m) continue;
-      const failures = this.#orderlyFailures.get(`${key}@${m.queueOffset}`) ?? 0;
+      const failures = this.#orderlyFailures.get(failureKey(key, m.queueOffset)) ?? 0;
       // Reserved now, before the await below, so a concurrent receive skips this queue.
       this.#orderly.set(key, { handle: "", offset: m.queueOffset, failures });
       picked.push({ q, offset: m.queueOffset, record: m.record, failures });
@@ -67,11 +69,11 @@ export class OrderlyPop {
         )
       ),
     ).catch((err) => {
-      for (const p of picked) this.#orderly.delete(`${req.group}|${req.topic}|${p.q}`);
+      for (const p of picked) this.#orderly.delete(queueKey(req.group, req.topic, p.q));
       throw err;
     });
     return picked.map((p, i) => {
-      this.#orderly.set(`${req.group}|${req.topic}|${p.q}`, {
+      this.#orderly.set(queueKey(req.group, req.topic, p.q), {
         handle: ids[i],
         offset: p.offset,
         failures: p.failures,
@@ -88,28 +90,28 @@ export class OrderlyPop {
 
   /** An ordered message settled: the queue moves on to the next one. */
   done(ck: Checkpoint) {
-    const key = `${ck.g}|${ck.t}|${ck.q}`;
+    const key = queueKey(ck.g, ck.t, ck.q);
     const out = this.#orderly.get(key);
     if (out && out.offset === ck.o) this.#orderly.delete(key);
-    this.#orderlyFailures.delete(`${key}@${ck.o}`);
-    const popKey = `%POP%${ck.g}`;
+    this.#orderlyFailures.delete(failureKey(key, ck.o));
+    const popKey = popOffsetGroupOf(ck.g);
     const current = this.deps.offsets.query(popKey, ck.t, ck.q) ?? 0;
     if (ck.o + 1 > current) this.deps.offsets.commit(popKey, ck.t, ck.q, ck.o + 1);
   }
 
   /** An ordered message was not acked in time: it is handed out again, in place. */
   failed(ck: Checkpoint): Promise<unknown> {
-    const key = `${ck.g}|${ck.t}|${ck.q}`;
-    const popKey = `%POP%${ck.g}`;
+    const key = queueKey(ck.g, ck.t, ck.q);
+    const popKey = popOffsetGroupOf(ck.g);
     if ((this.deps.offsets.query(popKey, ck.t, ck.q) ?? 0) > ck.o) return Promise.resolve(); // settled before
     const out = this.#orderly.get(key);
     if (out && out.offset === ck.o) this.#orderly.delete(key);
-    const failures = (this.#orderlyFailures.get(`${key}@${ck.o}`) ?? 0) + 1;
+    const failures = (this.#orderlyFailures.get(failureKey(key, ck.o)) ?? 0) + 1;
     if (
       failures <=
         (this.deps.groupOf(ck.g)?.retryMaxTimes ?? this.deps.settings.retryMaxTimesDefault)
     ) {
-      this.#orderlyFailures.set(`${key}@${ck.o}`, failures);
+      this.#orderlyFailures.set(failureKey(key, ck.o), failures);
       this.deps.holds.arriving(ck.t, ck.q, Number.MAX_SAFE_INTEGER); // wake receivers: it is back
       return Promise.resolve();
     }
@@ -119,4 +121,17 @@ export class OrderlyPop {
     if (!original) return Promise.resolve();
     return bury(this.deps, ck.g, original, original.reconsumeTimes + failures);
   }
+}
+
+/**
+ * The key of one queue of a group. Names may hold `|` (NAME_PATTERN), so "a|b" + "c" and
+ * "a" + "b|c" would share `${group}|${topic}`; NUL is in no name, so these keys cannot
+ * collide.
+ */
+function queueKey(group: string, topic: string, queueId: number): string {
+  return `${group}\u0000${topic}\u0000${queueId}`;
+}
+
+function failureKey(queueKey: string, offset: number): string {
+  return `${queueKey}\u0000${offset}`;
 }

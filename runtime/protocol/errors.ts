@@ -131,6 +131,24 @@ export const PROBLEMS = {
     type: "/problems/too-many-batch-items",
     title: "Too many messages in one batch",
   },
+  /** topicsMax: user topics only; %RETRY%/%DLQ% and the broker's own topics never count. */
+  /** A lock asked for by a client with no live heartbeat in the group (RocketMQ answers
+   * such a client an empty set, which says nothing of why). */
+  CLIENT_NOT_MEMBER: {
+    status: 409,
+    type: "/problems/client-not-member",
+    title: "The client has no live heartbeat in this group",
+  },
+  TOO_MANY_TOPICS: {
+    status: 409,
+    type: "/problems/too-many-topics",
+    title: "The broker holds topicsMax topics",
+  },
+  TOO_MANY_GROUPS: {
+    status: 409,
+    type: "/problems/too-many-groups",
+    title: "The broker holds groupsMax consumer groups",
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     type: "/problems/unsupported-media-type",

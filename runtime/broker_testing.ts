@@ -1,0 +1,39 @@
+// An in-process Broker on a fresh data folder, for tests: `withBroker(env, f)` opens it with
+// the settings `env` names (as the environment would), runs `f`, then closes and removes it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { loadBrokerConfig } from "./config.ts";
+import { Broker } from "./broker.ts";
+import { NodeFilePort } from "../storage/node_fs_port.ts";
+import { pickPlatform } from "./platform/pick.ts";
+
+export async function withBroker(
+  env: Record<string, string>,
+  f: (broker: Broker) => Promise<void>,
+): Promise<void> {
+  const platform = await pickPlatform();
+  const dataDir = mkdtempSync(`${tmpdir()}/mq-broker-test-`);
+  const config = loadBrokerConfig({}, {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    MQ_SEGMENT_ZERO_FILL: "false",
+    ...env,
+  }, []);
+  const broker = await Broker.open({
+    config,
+    files: new NodeFilePort(),
+    nowMs: () => Date.now(),
+    log: () => {},
+    runtime: "test",
+    pid: 1,
+    random: () => 0.5,
+    bodyText: platform.bodyText,
+    openSqlite: platform.openSqlite,
+  });
+  try {
+    await f(broker);
+  } finally {
+    await broker.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
