@@ -2,12 +2,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { AdminApi } from "../../runtime/protocol/core_api.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
+import { QUERY_MESSAGE_NUMS_CEILING } from "../../runtime/protocol/limits.ts";
 import { intText, optionalText, readableTopic, text } from "./params.ts";
 import { json, newRoutes, REFUSALS, type RouteDeps, type Routes, serve } from "./route.ts";
 import { Message, Messages } from "./wire_schemas.ts";
-
-/** Messages one search returns at most. */
-export const FIND_MAX = 64;
 
 const TAGS = ["lookups"];
 
@@ -15,7 +13,7 @@ const findQuery = {
   key: optionalText.openapi({ description: "A key the message was produced with" }),
   begin: intText("begin").openapi({ description: "Stored at or after (epoch ms)" }),
   end: intText("end").openapi({ description: "Stored before (epoch ms)" }),
-  max: intText("max", FIND_MAX),
+  max: intText("max", QUERY_MESSAGE_NUMS_CEILING),
 };
 
 const find = createRoute({

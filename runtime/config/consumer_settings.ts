@@ -1,7 +1,11 @@
 // Settings of consumption: pulls and their holds, consumer groups, POP, retries, message
 // queries, the dead-letter redrive and idempotent produce.
 import { intSetting } from "../protocol/setting.ts";
-import { PULL_MSG_NUMS_MAX, PULL_WAIT_MS_MAX } from "../protocol/limits.ts";
+import {
+  PULL_MSG_NUMS_MAX,
+  PULL_WAIT_MS_MAX,
+  QUERY_MESSAGE_NUMS_CEILING,
+} from "../protocol/limits.ts";
 
 const MIB = 1024 * 1024;
 const HOUR_MS = 3_600_000;
@@ -115,8 +119,9 @@ export const CONSUMER_SETTINGS = [
   }),
   intSetting("queryMessageNumsMax", "MQ_QUERY_MAX", {
     unit: "count",
-    default: 64,
+    default: QUERY_MESSAGE_NUMS_CEILING,
     min: 1,
+    max: QUERY_MESSAGE_NUMS_CEILING,
     doc: "Messages a query by key or time returns at most.",
     rocketmq: "maxMsgsNumBatch",
   }),

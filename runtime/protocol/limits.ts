@@ -77,6 +77,10 @@ export const ROUTE_CACHE_MS = intSetting("routeCacheMs", "MQ_ROUTE_CACHE_MS", {
   doc: "The functions re-read the route table from KV after this long (and on a failure).",
 });
 
+/** Most messages one find may ask for over any front end (RocketMQ's maxMsgsNumBatch is 64);
+ * queryMessageNumsMax can lower it, not raise it. */
+export const QUERY_MESSAGE_NUMS_CEILING = 64;
+
 export interface FunctionsLimits {
   /** Largest message body (the broker's maxMessageSize), bytes. */
   maxMessageSize: number;
