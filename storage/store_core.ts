@@ -3,7 +3,7 @@
 // truncation, recovery and retention each take the parts they use.
 import type { FilePort } from "./file_port.ts";
 import { joinPath } from "./file_port.ts";
-import { recordBytesMax, type StoreConfig, zeroFillSegments } from "./config.ts";
+import { diskWarningRatio, recordBytesMax, type StoreConfig, zeroFillSegments } from "./config.ts";
 import { CommitLog } from "./commit_log/commit_log.ts";
 import { GroupCommit } from "./commit_log/group_commit.ts";
 import { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
@@ -51,6 +51,13 @@ export function createStoreCore({ files, config, nowMs, log }: StoreCoreOptions)
     writeBatchBytesMax: config.writeBatchBytesMax,
     zeroFill: zeroFillSegments(config),
     tailCacheBytes: config.commitLogTailCacheBytes,
+    prealloc: {
+      // The filled segment must leave the retention reserve (above it, puts are refused)
+      // and noSpaceResumeBytes free.
+      reserveBytes: (totalBytes) =>
+        totalBytes * (100 - diskWarningRatio(config)) / 100 + config.noSpaceResumeBytes,
+      retryMs: config.noSpaceRetryMs,
+    },
   });
   const groupCommit = new GroupCommit(commitLog, {
     syncFlushTimeoutMs: config.syncFlushTimeout,
