@@ -8,6 +8,7 @@ import { buildsConsumeQueue, type DispatchRequest } from "./dispatch_request.ts"
 import type { IndexService } from "./index/index_service.ts";
 import type { ArrivalListener, StoreLog } from "./store_types.ts";
 import type { WriteGate } from "./write_gate.ts";
+import { isNoSpace } from "./file_port.ts";
 
 export interface DispatchParts {
   commitLog: CommitLog;
@@ -40,6 +41,10 @@ export class Dispatcher {
   get pending(): number {
     return this.#undispatched.length;
   }
+  /** Those records, in CommitLog order. */
+  get undispatched(): readonly DispatchRequest[] {
+    return this.#undispatched;
+  }
 
   onArrival(listener: ArrivalListener): void {
     this.#arrival = listener;
@@ -63,16 +68,17 @@ export class Dispatcher {
 
   /**
    * A failed ConsumeQueue or index write leaves derived state behind the log: stop taking
-   * writes (the restart's recovery rebuilds it) rather than acknowledge what consumers
-   * cannot see.
+   * writes rather than acknowledge what consumers cannot see. For want of space until the
+   * dispatch catches up (no_space.ts: units already built are skipped when it runs again),
+   * for any other cause for good (the restart's recovery rebuilds it). The gate logs it.
    */
   dispatchSafely(confirm: number): void {
     if (this.gate.writeFailure) return;
     try {
       this.dispatchUpTo(confirm);
     } catch (err) {
-      this.gate.fail(err as Error);
-      this.log("error", "dispatch failed; the store stops taking writes", { err: String(err) });
+      if (isNoSpace(err)) this.gate.dispatchFoundNoSpace(err as Error);
+      else this.gate.fail(err as Error);
     }
   }
 

@@ -10,6 +10,7 @@ import { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
 import { IndexService } from "./index/index_service.ts";
 import { parseDelayLevels } from "./dispatch_request.ts";
 import { WriteGate } from "./write_gate.ts";
+import { dropUnwritten } from "./no_space.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { PutSequencer } from "./put_sequencer.ts";
 import { CheckpointWriter } from "./checkpoint_writer.ts";
@@ -74,7 +75,13 @@ export function createStoreCore({ files, config, nowMs, log }: StoreCoreOptions)
     indexNum: config.maxIndexNum,
     nowMs,
   });
-  const gate = new WriteGate(commitLog, groupCommit, config.diskSpaceWarningLevelRatio);
+  const gate = new WriteGate(commitLog, groupCommit, {
+    diskSpaceWarningLevelRatio: config.diskSpaceWarningLevelRatio,
+    log,
+    // Called only once the store is open, long after dispatcher and sequencer exist.
+    onNoSpace: (): Promise<void> =>
+      dropUnwritten({ files, config, commitLog, groupCommit, dispatcher, sequencer }),
+  });
   const dispatcher = new Dispatcher(
     { commitLog, consumeQueues, index, messageIndexEnable: config.messageIndexEnable },
     gate,
