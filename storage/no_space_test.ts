@@ -161,3 +161,28 @@ Deno.test("WriteGate logs each fault once at error level, its end at info, and c
   assert.equal(store.writable, false);
   await store.close();
 });
+
+Deno.test("MessageStore stops on ENOSPC in a ConsumeQueue write and resumes once dispatch catches up", async () => {
+  const disk = new SimDisk();
+  const store = newStore(disk, {
+    mappedFileSizeCommitLog: 1024 * 1024,
+    mappedFileSizeConsumeQueueUnits: 10_000,
+    writeBatchBytesMax: 1024 * 1024,
+  });
+  await store.open();
+  // A ConsumeQueue keeps 3276 units (64 KiB) in memory and writes them when the next comes.
+  for (let i = 0; i < 3275; i++) await store.putMessage(testMessage("T", 0, enc.encode(`m${i}`)));
+  disk.setCapacity(disk.usedBytes + 4096); // room for the CommitLog write, not the units
+  const last = await store.putMessage(testMessage("T", 0, enc.encode("m3275")));
+  assert.equal(last.queueOffset, 3275, "the record was written: its put succeeds");
+  assert.equal(storeCore(store).gate.fault, "no-space");
+  assert.equal(await resumeIfSpace(storeCore(store)), false);
+  disk.setCapacity(undefined);
+  assert.equal(await resumeIfSpace(storeCore(store)), true);
+  assert.equal(
+    (await store.putMessage(testMessage("T", 0, enc.encode("m3276")))).queueOffset,
+    3276,
+  );
+  assert.deepEqual(bodies(store), [...Array(3277).keys()].map((i) => `m${i}`));
+  await store.close();
+});
