@@ -6,7 +6,7 @@ import type { ConsumeQueue } from "./consume_queue/consume_queue.ts";
 import type { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
 import { buildsConsumeQueue, type DispatchRequest } from "./dispatch_request.ts";
 import type { IndexService } from "./index/index_service.ts";
-import type { ArrivalListener, StoreLog } from "./store_types.ts";
+import type { ArrivalListener } from "./store_types.ts";
 import type { WriteGate } from "./write_gate.ts";
 import { isNoSpace } from "./file_port.ts";
 
@@ -26,7 +26,6 @@ export class Dispatcher {
   constructor(
     private readonly parts: DispatchParts,
     private readonly gate: WriteGate,
-    private readonly log: StoreLog,
   ) {}
 
   /** ConsumeQueues and index hold every record below this. */

@@ -85,7 +85,6 @@ export function createStoreCore({ files, config, nowMs, log }: StoreCoreOptions)
   const dispatcher = new Dispatcher(
     { commitLog, consumeQueues, index, messageIndexEnable: config.messageIndexEnable },
     gate,
-    log,
   );
   const sequencer = new PutSequencer(consumeQueues);
   const checkpoints = new CheckpointWriter({
