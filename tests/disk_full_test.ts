@@ -63,6 +63,19 @@ async function readAll(client: MqClient): Promise<string[]> {
   }
 }
 
+/** Produces until refused; returns the count acknowledged (queue offsets 0, 1, ...). */
+async function fill(client: MqClient): Promise<number> {
+  for (let i = 0;; i++) {
+    assert.ok(i < 2000, "the disk never filled");
+    const got = await produce(client, i);
+    if (typeof got !== "number") {
+      assert.equal(got, "STORE_NOT_WRITABLE");
+      return i;
+    }
+    assert.equal(got, i);
+  }
+}
+
 const logLines = (broker: BrokerProcess, msg: string) =>
   broker.child.stderr.join("").split("\n").filter((l) => l.includes(`"msg":"${msg}"`));
 
@@ -147,4 +160,44 @@ for (const runtime of RUNTIMES) {
       }
     });
   }
+}
+
+for (const runtime of RUNTIMES) {
+  Deno.test(`${runtime} broker (SYNC_FLUSH) zero-fills the next segment only with room to spare and gives its space to live writes`, async () => {
+    const mounted = mountTmpfs();
+    if (typeof mounted === "string") {
+      console.log(`skipped: ${mounted}`);
+      return;
+    }
+    const dataDir = `${mounted.dir}/data`;
+    mkdirSync(dataDir);
+    let broker: BrokerProcess | undefined;
+    try {
+      // Segments half the disk: the next one's zero-fill would leave the live one half the
+      // disk, and (before) its live writes failed with half the disk held by zeros.
+      broker = await startBroker(runtime, {
+        dataDir,
+        env: {
+          MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH",
+          MQ_SEGMENT_ZERO_FILL: "true",
+          MQ_SEGMENT_BYTES: String(TMPFS_BYTES / 2),
+          MQ_MAX_MESSAGE_SIZE: String(64 * 1024),
+          MQ_INDEX_HASH_SLOTS: "1000",
+          MQ_INDEX_ENTRIES: "4000",
+          MQ_CQ_FILE_UNITS: "10000",
+          MQ_NO_SPACE_RESUME_BYTES: String(256 * 1024),
+          MQ_RETENTION_CHECK_MS: "3600000",
+        },
+      });
+      const acked = await fill(broker.client);
+      const ackedBytes = acked * BODY_BYTES;
+      assert.ok(
+        ackedBytes > TMPFS_BYTES * 0.8,
+        `refused after ${acked} messages (${ackedBytes} bytes) on a ${TMPFS_BYTES}-byte disk`,
+      );
+    } finally {
+      await broker?.[Symbol.asyncDispose]();
+      mounted.unmount();
+    }
+  });
 }
