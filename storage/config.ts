@@ -56,6 +56,14 @@ export interface StoreConfig {
   diskSpaceCleanForciblyRatio: number;
   /** Disk use ratio (%) above which puts are refused (DISK_FULL). 90. */
   diskSpaceWarningLevelRatio: number;
+  /** After a write failed for want of space (ENOSPC), ms between checks whether writes can
+   * resume. 1000. */
+  noSpaceRetryMs: number;
+  /** After a write failed for want of space, writes resume once this many bytes are free
+   * and a write of as many zeros at the CommitLog's end succeeded (they stay there, room
+   * for the next records). Also the room preallocation leaves free besides the
+   * diskSpaceWarningLevelRatio reserve. 16 MiB. */
+  noSpaceResumeBytes: number;
   /** At most this many segments deleted per retention run (deleteFileBatchMax). 10. */
   deleteFileBatchMax: number;
   /** Delay levels (messageDelayLevel): level N waits the Nth duration. 18 levels. */
@@ -68,6 +76,12 @@ export interface StoreConfig {
 /** Whether new CommitLog segments are zero-filled ahead of use (see segmentZeroFill). */
 export function zeroFillSegments(config: StoreConfig): boolean {
   return config.segmentZeroFill ?? config.flushDiskType === "SYNC_FLUSH";
+}
+
+/** Disk use (%) above which puts are refused: diskSpaceWarningLevelRatio within RocketMQ's
+ * bounds [35, 90]. */
+export function diskWarningRatio(config: StoreConfig): number {
+  return Math.min(90, Math.max(35, config.diskSpaceWarningLevelRatio));
 }
 
 /** Largest CommitLog record: a longer length field is damage, not a record. */
@@ -102,6 +116,8 @@ export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
     diskSpaceCleanForciblyRatio: 85,
     diskSpaceWarningLevelRatio: 90,
     deleteFileBatchMax: 10,
+    noSpaceRetryMs: 1000,
+    noSpaceResumeBytes: 16 * MIB,
     refuseCorruptionBelowCheckpoint: true,
     messageDelayLevel: "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
   };

@@ -6,8 +6,9 @@ import type { ConsumeQueue } from "./consume_queue/consume_queue.ts";
 import type { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
 import { buildsConsumeQueue, type DispatchRequest } from "./dispatch_request.ts";
 import type { IndexService } from "./index/index_service.ts";
-import type { ArrivalListener, StoreLog } from "./store_types.ts";
+import type { ArrivalListener } from "./store_types.ts";
 import type { WriteGate } from "./write_gate.ts";
+import { isNoSpace } from "./file_port.ts";
 
 export interface DispatchParts {
   commitLog: CommitLog;
@@ -25,7 +26,6 @@ export class Dispatcher {
   constructor(
     private readonly parts: DispatchParts,
     private readonly gate: WriteGate,
-    private readonly log: StoreLog,
   ) {}
 
   /** ConsumeQueues and index hold every record below this. */
@@ -39,6 +39,10 @@ export class Dispatcher {
   /** Records written but not yet dispatched. */
   get pending(): number {
     return this.#undispatched.length;
+  }
+  /** Those records, in CommitLog order. */
+  get undispatched(): readonly DispatchRequest[] {
+    return this.#undispatched;
   }
 
   onArrival(listener: ArrivalListener): void {
@@ -63,16 +67,17 @@ export class Dispatcher {
 
   /**
    * A failed ConsumeQueue or index write leaves derived state behind the log: stop taking
-   * writes (the restart's recovery rebuilds it) rather than acknowledge what consumers
-   * cannot see.
+   * writes rather than acknowledge what consumers cannot see. For want of space until the
+   * dispatch catches up (no_space.ts: units already built are skipped when it runs again),
+   * for any other cause for good (the restart's recovery rebuilds it). The gate logs it.
    */
   dispatchSafely(confirm: number): void {
     if (this.gate.writeFailure) return;
     try {
       this.dispatchUpTo(confirm);
     } catch (err) {
-      this.gate.fail(err as Error);
-      this.log("error", "dispatch failed; the store stops taking writes", { err: String(err) });
+      if (isNoSpace(err)) this.gate.dispatchFoundNoSpace(err as Error);
+      else this.gate.fail(err as Error);
     }
   }
 

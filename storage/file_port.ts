@@ -37,6 +37,20 @@ export interface FilePort {
   syncDir(dir: string): Promise<void>;
   /** Last modification time of a file, epoch ms (retention judges segment age by it). */
   modifiedMs(path: string): number;
+  /** Size and free bytes of the filesystem holding `dir`; undefined when it cannot tell. */
+  diskSpace?(dir: string): DiskSpace | undefined;
+}
+
+export interface DiskSpace {
+  totalBytes: number;
+  /** Bytes an unprivileged writer may still allocate (statfs f_bavail). */
+  freeBytes: number;
+}
+
+/** Whether an error says the filesystem has no room (ENOSPC) or the quota is spent (EDQUOT). */
+export function isNoSpace(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "ENOSPC" || code === "EDQUOT";
 }
 
 export function joinPath(...parts: string[]): string {

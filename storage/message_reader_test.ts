@@ -69,7 +69,9 @@ Deno.test("MessageStore.stats() reports offsets, segments and writability", asyn
     segments: 1,
     corruptReads: 0,
     writable: true,
+    writableChanges: 0,
   });
   await store.close();
   assert.equal(store.stats().writable, false);
+  assert.equal(store.stats().writableChanges, 0, "closing is not a fault");
 });

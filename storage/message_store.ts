@@ -14,6 +14,7 @@ import { putPrepared } from "./put_message.ts";
 import { MessageReader } from "./message_reader.ts";
 import type { RecoveryReport } from "./recovery.ts";
 import { Retention } from "./retention.ts";
+import { resumeIfSpace } from "./no_space.ts";
 import { appendReplicated, readCommitLogBytes } from "./ha/replica_apply.ts";
 import { truncateCommitLogTo } from "./ha/replica_truncate.ts";
 import type {
@@ -58,6 +59,7 @@ export class MessageStore {
   #timers: ReturnType<typeof setInterval>[] = [];
   #writtenListeners = new Set<(wroteOffset: number) => void>();
   #recovery: RecoveryReport | undefined;
+  #resuming: Promise<boolean> | undefined;
 
   constructor(options: MessageStoreOptions) {
     const log = options.log ?? (() => {});
@@ -121,6 +123,7 @@ export class MessageStore {
       segments: commitLog.segments.length,
       corruptReads: this.#reader.corruptReads,
       writable: gate.writable,
+      writableChanges: gate.changes,
     };
   }
 
@@ -170,6 +173,13 @@ export class MessageStore {
     }
     every(config.flushIntervalConsumeQueue, () => this.checkpoint());
     every(this.#core.config.cleanResourceInterval, () => this.#retention.run({ manual: false }));
+    every(config.noSpaceRetryMs, () => this.#resumeIfSpace());
+  }
+
+  /** After a write found the disk full: resumes writes when space is back (no_space.ts). */
+  #resumeIfSpace(): Promise<boolean> {
+    this.#resuming ??= resumeIfSpace(this.#core).finally(() => (this.#resuming = undefined));
+    return this.#resuming;
   }
 
   /** Appends one message; resolves when it is written (ASYNC_FLUSH) or flushed (SYNC_FLUSH). */

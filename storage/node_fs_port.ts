@@ -2,7 +2,7 @@
 // and Bun (reference/runtimes.md, "Portable subset"). Only fdatasync/fsync go off
 // the event loop (libuv thread pool): a sync costs milliseconds, a write microseconds.
 import * as fs from "node:fs";
-import type { FileHandle, FilePort } from "./file_port.ts";
+import type { DiskSpace, FileHandle, FilePort } from "./file_port.ts";
 
 function syncOffLoop(fd: number, data: boolean): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -95,5 +95,13 @@ export class NodeFilePort implements FilePort {
   }
   modifiedMs(path: string): number {
     return fs.statSync(path).mtimeMs;
+  }
+  diskSpace(dir: string): DiskSpace | undefined {
+    try {
+      const s = fs.statfsSync(dir);
+      return { totalBytes: s.blocks * s.bsize, freeBytes: s.bavail * s.bsize };
+    } catch {
+      return undefined;
+    }
   }
 }

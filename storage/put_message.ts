@@ -20,7 +20,13 @@ export function putPrepared(core: StoreCore, prepared: PreparedRecord): Promise<
     ? 0
     : sequencer.queueOffsetOf(queues, prepared.topic, prepared.queueId);
   const storeTimestamp = sequencer.nextStoreTimestamp(core.nowMs());
-  const position = commitLog.append(prepared, queueOffset, storeTimestamp);
+  let position;
+  try {
+    position = commitLog.append(prepared, queueOffset, storeTimestamp);
+  } catch (err) {
+    // Appending wrote what was gathered (a full buffer, a segment's end) and that failed.
+    throw gate.writeFailed(err);
+  }
   queues?.set(prepared.queueId, queueOffset + 1);
   const props = prepared.properties;
   core.dispatcher.push({
@@ -50,7 +56,10 @@ export function putPrepared(core: StoreCore, prepared: PreparedRecord): Promise<
     storeTimestamp,
     durability,
   });
-  const written = gate.scheduleWrite();
+  const epoch = gate.dropEpoch;
+  const written = gate.scheduleWrite().then(() =>
+    gate.checkWritten(epoch, position.physicalOffset)
+  );
   if (core.config.flushDiskType === "SYNC_FLUSH") {
     return written.then(() => groupCommit.waitFlushed(end)).then(() => result("FLUSHED"));
   }

@@ -1,6 +1,7 @@
 // What a record is given in CommitLog order (inside RocketMQ's put lock): the next queue
 // offset of its queue and a store time that never goes back.
 import type { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
+import { buildsConsumeQueue, type DispatchRequest } from "./dispatch_request.ts";
 
 export class PutSequencer {
   // Next queue offset per topic, then per queue id: nested so a put looks it up without
@@ -49,6 +50,19 @@ export class PutSequencer {
   /** Queue offsets continue from what the ConsumeQueues hold (after recovery, a cut). */
   clear(): void {
     this.#topicQueueTable.clear();
+  }
+
+  /**
+   * Records after the written end were dropped (a write found the disk full): queue offsets
+   * continue from the records still waiting for dispatch, then from the ConsumeQueues.
+   */
+  rewind(undispatched: readonly DispatchRequest[]): void {
+    this.#topicQueueTable.clear();
+    for (const req of undispatched) {
+      if (buildsConsumeQueue(req.sysFlag)) {
+        this.queuesOf(req.topic).set(req.queueId, req.consumeQueueOffset + 1);
+      }
+    }
   }
 
   deleteTopic(topic: string): void {

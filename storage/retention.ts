@@ -4,7 +4,7 @@
 // on request. Never the segment being written; at most deleteFileBatchMax per run; it
 // stops at the first segment that has not expired. ConsumeQueue and index files that only
 // point below the new minimum go with them. Clock and disk use are injected.
-import type { StoreConfig } from "./config.ts";
+import { diskWarningRatio, type StoreConfig } from "./config.ts";
 import type { FilePort } from "./file_port.ts";
 import type { CommitLog } from "./commit_log/commit_log.ts";
 import type { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
@@ -36,18 +36,11 @@ export class Retention {
     const config = this.store.config;
     const now = this.options.nowMs();
     const used = this.options.diskUsedRatio();
-    const warning = clamp(config.diskSpaceWarningLevelRatio, 35, 90);
+    const warning = diskWarningRatio(config);
     const forcibly = used > clamp(config.diskSpaceCleanForciblyRatio, 30, 85);
     const high = used > clamp(config.diskMaxUsedSpaceRatio, 10, 95);
-    const wasFull = this.store.gate.diskFull;
+    // The gate logs and counts the change, both ways.
     this.store.gate.diskFull = used > warning;
-    if (this.store.gate.diskFull !== wasFull) {
-      this.options.log(
-        this.store.gate.diskFull ? "error" : "info",
-        "disk use crossed diskSpaceWarningLevelRatio",
-        { used, warning },
-      );
-    }
     const hours = config.deleteWhen.split(";").map((h) => Number(h.trim()));
     const timeToDelete = hours.includes(new Date(now).getHours());
     if (!(manual || timeToDelete || high || forcibly)) return Promise.resolve(0);

@@ -5,10 +5,15 @@
 //  - crash() builds the disk a reboot would find: durable images plus, by policy, a prefix
 //    of the unsynced operations with the last one torn at a random byte;
 //  - failDatasync() makes the next fdatasync of a file fail with EIO and, as Linux does,
-//    forget its dirty data (the page stays readable but is never made durable).
+//    forget its dirty data (the page stays readable but is never made durable);
+//  - a capacity (setCapacity) makes a write that needs more 4 KiB pages than are free land
+//    as far as they go and then fail with ENOSPC, as a full filesystem does. Files are
+//    sparse: growing one with truncate takes no pages, shrinking it frees them.
 // Folders themselves are always durable (a simplification, stated here).
-import type { FileHandle, FilePort } from "./file_port.ts";
+import type { DiskSpace, FileHandle, FilePort } from "./file_port.ts";
 import { dirName } from "./file_port.ts";
+
+const PAGE_BYTES = 4096;
 
 type Op = { kind: "write"; position: number; bytes: Uint8Array } | {
   kind: "truncate";
@@ -20,6 +25,8 @@ class Inode {
   durable: Uint8Array = new Uint8Array(0);
   pending: Op[] = [];
   modifiedMs = 0;
+  /** Pages holding data (written since creation or the last shrink). */
+  pages = new Set<number>();
 
   static apply(image: Uint8Array, op: Op): Uint8Array {
     if (op.kind === "truncate") {
@@ -61,6 +68,7 @@ export class SimDisk implements FilePort {
   #generation = 0;
   #failDatasync = new Set<string>();
   #nowMs: () => number;
+  #capacityBytes: number | undefined;
   /** Counters for tests and benchmarks. */
   readonly stats = { datasyncs: 0, writes: 0, dirSyncs: 0, reads: 0 };
 
@@ -143,6 +151,25 @@ export class SimDisk implements FilePort {
     this.#failDatasync.add(path);
   }
 
+  /** Limits the pages files may hold (undefined: no limit); lowering it frees nothing. */
+  setCapacity(bytes: number | undefined): void {
+    this.#capacityBytes = bytes;
+  }
+
+  /** Bytes held by the pages of every named file. */
+  get usedBytes(): number {
+    const inodes = new Set(this.#names.values());
+    let pages = 0;
+    for (const inode of inodes) pages += inode.pages.size;
+    return pages * PAGE_BYTES;
+  }
+
+  diskSpace(_dir: string): DiskSpace | undefined {
+    if (this.#capacityBytes === undefined) return undefined;
+    const freeBytes = Math.max(0, this.#capacityBytes - this.usedBytes);
+    return { totalBytes: this.#capacityBytes, freeBytes };
+  }
+
   /** Bytes the file holds after a crash with nothing unsynced kept (for assertions). */
   durableBytes(path: string): Uint8Array | undefined {
     return this.#durableNames.get(path)?.durable;
@@ -182,6 +209,7 @@ export class SimDisk implements FilePort {
       inode.durable = image;
       inode.current = image.slice();
       inode.pending = [];
+      inode.pages = pagesWithData(image);
     }
     this.#names = new Map(names);
     this.#durableNames = new Map(names);
@@ -197,6 +225,35 @@ export class SimDisk implements FilePort {
   }
   /** @internal */
   record(inode: Inode, op: Op) {
+    if (op.kind === "truncate") {
+      const keep = Math.ceil(op.length / PAGE_BYTES);
+      for (const page of [...inode.pages]) if (page >= keep) inode.pages.delete(page);
+    } else if (op.bytes.length > 0) {
+      const fits = this.#allocate(inode, op.position, op.bytes.length);
+      if (fits < op.bytes.length) {
+        if (fits > 0) this.#apply(inode, { ...op, bytes: op.bytes.subarray(0, fits) });
+        throw new SimDiskError("ENOSPC", "No space left on device");
+      }
+    }
+    this.#apply(inode, op);
+  }
+
+  /** Takes the pages a write needs, in order; returns how many of its bytes have a page. */
+  #allocate(inode: Inode, position: number, length: number): number {
+    const end = position + length;
+    let free = this.#capacityBytes === undefined
+      ? Infinity
+      : Math.floor((this.#capacityBytes - this.usedBytes) / PAGE_BYTES);
+    for (let page = Math.floor(position / PAGE_BYTES); page * PAGE_BYTES < end; page++) {
+      if (inode.pages.has(page)) continue;
+      if (free <= 0) return Math.max(0, page * PAGE_BYTES - position);
+      inode.pages.add(page);
+      free--;
+    }
+    return length;
+  }
+
+  #apply(inode: Inode, op: Op) {
     inode.current = Inode.apply(inode.current, op);
     inode.pending.push(op);
     inode.modifiedMs = this.#nowMs();
@@ -213,6 +270,14 @@ export class SimDisk implements FilePort {
     inode.pending = [];
     return Promise.resolve();
   }
+}
+
+function pagesWithData(image: Uint8Array): Set<number> {
+  const pages = new Set<number>();
+  for (let at = 0; at < image.length; at += PAGE_BYTES) {
+    if (image.subarray(at, at + PAGE_BYTES).some((b) => b !== 0)) pages.add(at / PAGE_BYTES);
+  }
+  return pages;
 }
 
 class SimFile implements FileHandle {

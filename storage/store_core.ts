@@ -3,13 +3,14 @@
 // truncation, recovery and retention each take the parts they use.
 import type { FilePort } from "./file_port.ts";
 import { joinPath } from "./file_port.ts";
-import { recordBytesMax, type StoreConfig, zeroFillSegments } from "./config.ts";
+import { diskWarningRatio, recordBytesMax, type StoreConfig, zeroFillSegments } from "./config.ts";
 import { CommitLog } from "./commit_log/commit_log.ts";
 import { GroupCommit } from "./commit_log/group_commit.ts";
 import { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
 import { IndexService } from "./index/index_service.ts";
 import { parseDelayLevels } from "./dispatch_request.ts";
 import { WriteGate } from "./write_gate.ts";
+import { dropUnwritten } from "./no_space.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { PutSequencer } from "./put_sequencer.ts";
 import { CheckpointWriter } from "./checkpoint_writer.ts";
@@ -51,6 +52,13 @@ export function createStoreCore({ files, config, nowMs, log }: StoreCoreOptions)
     writeBatchBytesMax: config.writeBatchBytesMax,
     zeroFill: zeroFillSegments(config),
     tailCacheBytes: config.commitLogTailCacheBytes,
+    prealloc: {
+      // The filled segment must leave the retention reserve (above it, puts are refused)
+      // and noSpaceResumeBytes free.
+      reserveBytes: (totalBytes) =>
+        totalBytes * (100 - diskWarningRatio(config)) / 100 + config.noSpaceResumeBytes,
+      retryMs: config.noSpaceRetryMs,
+    },
   });
   const groupCommit = new GroupCommit(commitLog, {
     syncFlushTimeoutMs: config.syncFlushTimeout,
@@ -67,11 +75,16 @@ export function createStoreCore({ files, config, nowMs, log }: StoreCoreOptions)
     indexNum: config.maxIndexNum,
     nowMs,
   });
-  const gate = new WriteGate(commitLog, groupCommit, config.diskSpaceWarningLevelRatio);
+  const gate = new WriteGate(commitLog, groupCommit, {
+    diskSpaceWarningLevelRatio: config.diskSpaceWarningLevelRatio,
+    log,
+    // Called only once the store is open, long after dispatcher and sequencer exist.
+    onNoSpace: (): Promise<void> =>
+      dropUnwritten({ files, config, commitLog, groupCommit, dispatcher, sequencer }),
+  });
   const dispatcher = new Dispatcher(
     { commitLog, consumeQueues, index, messageIndexEnable: config.messageIndexEnable },
     gate,
-    log,
   );
   const sequencer = new PutSequencer(consumeQueues);
   const checkpoints = new CheckpointWriter({

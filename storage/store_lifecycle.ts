@@ -62,11 +62,18 @@ export async function closeStore(core: StoreCore, abortPath: string): Promise<vo
   const { gate, groupCommit, dispatcher, checkpoints, files, root } = core;
   await gate.drain();
   await groupCommit.idle();
-  const clean = !gate.failed;
+  let clean = !gate.failed;
   if (clean) {
-    dispatcher.dispatchUpTo(groupCommit.flushedOffset);
-    await checkpoints.running;
-    await checkpoints.run();
+    try {
+      dispatcher.dispatchUpTo(groupCommit.flushedOffset);
+      await checkpoints.running?.catch(() => {});
+      await checkpoints.run();
+    } catch (err) {
+      // A full disk may refuse the ConsumeQueue or checkpoint writes: the abort file stays,
+      // and the next start recovers from the CommitLog.
+      core.log("error", "closing without a checkpoint", { err: String(err) });
+      clean = false;
+    }
   }
   gate.open = false;
   await core.commitLog.close();

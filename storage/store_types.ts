@@ -70,6 +70,8 @@ export interface StoreStats {
   minPhysicalOffset: number;
   /** CommitLog segment files. */
   segments: number;
+  /** Times the store stopped or resumed taking writes for a fault (write_gate.ts). */
+  writableChanges: number;
   /** Reads that met a record whose checks (body CRC, length, offset) failed since open. */
   corruptReads: number;
   writable: boolean;

@@ -150,6 +150,21 @@ export const STORE_SETTINGS = [
     doc: "Above this disk use, puts are refused (disk-full).",
     rocketmq: "diskSpaceWarningLevelRatio",
   }),
+  intSetting("store.noSpaceRetryMs", "MQ_NO_SPACE_RETRY_MS", {
+    unit: "ms",
+    default: 1000,
+    min: 1,
+    doc:
+      "After a write failed for want of space (ENOSPC), time between checks whether writes can resume.",
+  }),
+  intSetting("store.noSpaceResumeBytes", "MQ_NO_SPACE_RESUME_BYTES", {
+    unit: "bytes",
+    default: 16 * MIB,
+    defaultText: "16777216 (16 MiB)",
+    min: 4096,
+    doc:
+      "After a write failed for want of space, writes resume once this many bytes are free and a write of as many zeros at the CommitLog's end succeeds. Preallocation also leaves this much free besides the diskSpaceWarningLevelRatio reserve.",
+  }),
   intSetting("store.deleteFileBatchMax", "MQ_DELETE_FILE_BATCH_MAX", {
     unit: "count",
     default: 10,

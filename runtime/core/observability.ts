@@ -61,6 +61,8 @@ export class Observability {
       `mq_held_pulls ${this.d.holds.held}`,
       "# TYPE mq_store_writable gauge",
       `mq_store_writable ${stored.writable ? 1 : 0}`,
+      "# TYPE mq_store_writable_changes_total counter",
+      `mq_store_writable_changes_total ${stored.writableChanges}`,
       "# TYPE mq_store_corrupt_reads_total counter",
       `mq_store_corrupt_reads_total ${stored.corruptReads}`,
       "# TYPE mq_topics gauge",

@@ -3,8 +3,8 @@
 // which stands in for RocketMQ's put lock. Appends made in the same tick are gathered
 // and written with one writeSync (a syscall costs far more than copying a record).
 import type { FilePort } from "../file_port.ts";
-import { readFullyInto } from "../file_port.ts";
-import { assert, StoreError } from "../errors.ts";
+import { isNoSpace, readFullyInto } from "../file_port.ts";
+import { assert } from "../errors.ts";
 import {
   BLANK_MAGIC,
   encodeRecord,
@@ -14,7 +14,8 @@ import {
 } from "../message/record.ts";
 import { parseRecord, type ParseResult } from "../message/record_decode.ts";
 import { parseSegmentName, Segment } from "./segment.ts";
-import { PREALLOC_SUFFIX, SegmentPreparation } from "./preallocate.ts";
+import { loadSegments } from "./segment_load.ts";
+import { PREALLOC_SUFFIX, type RoomRule, SegmentPreparation } from "./preallocate.ts";
 import { TailCache } from "./tail_cache.ts";
 
 export interface AppendPosition {
@@ -30,6 +31,8 @@ export interface CommitLogOptions {
   zeroFill: boolean;
   /** Newest written bytes held in memory for reads (StoreConfig.commitLogTailCacheBytes). */
   tailCacheBytes: number;
+  /** When the disk has room to zero-fill the next segment (unset: always). */
+  prealloc?: RoomRule;
 }
 
 export class CommitLog {
@@ -38,6 +41,7 @@ export class CommitLog {
   readonly #segmentBytes: number;
   readonly #writeBatchBytesMax: number;
   readonly #zeroFill: boolean;
+  readonly #prealloc: RoomRule | undefined;
   #segments: Segment[] = [];
   /** The next segment, being zero-filled in the background. */
   #next: SegmentPreparation | undefined;
@@ -67,6 +71,7 @@ export class CommitLog {
     this.#segmentBytes = options.segmentBytes;
     this.#writeBatchBytesMax = options.writeBatchBytesMax;
     this.#zeroFill = options.zeroFill;
+    this.#prealloc = options.prealloc;
     this.#tail = new TailCache(options.tailCacheBytes);
     assert(this.#segmentBytes >= 4096, "segment too small");
   }
@@ -103,33 +108,7 @@ export class CommitLog {
     for (const name of this.#files.list(this.#dir)) {
       if (name.endsWith(PREALLOC_SUFFIX)) this.#files.remove(`${this.#dir}/${name}`);
     }
-    const names = this.#files.list(this.#dir).filter((n) => parseSegmentName(n) !== undefined);
-    for (const [i, name] of names.entries()) {
-      const start = parseSegmentName(name)!;
-      const file = this.#files.open(`${this.#dir}/${name}`);
-      let size = file.size();
-      if (size < this.#segmentBytes && i === names.length - 1) {
-        // A last segment whose length never reached the disk (crash right after creation):
-        // what is missing was never synced, so zeros (end of data) are the truth.
-        file.truncate(this.#segmentBytes);
-        size = this.#segmentBytes;
-      }
-      if (size !== this.#segmentBytes || start % this.#segmentBytes !== 0) {
-        file.close();
-        throw new StoreError(
-          "OFFSET_ILLEGAL",
-          `Cannot load CommitLog segment ${name} as its size ${size} or start does not match mappedFileSizeCommitLog ${this.#segmentBytes}`,
-        );
-      }
-      if (this.#segments.length && this.#segments.at(-1)!.endOffset !== start) {
-        // A segment whose name was lost in a crash: nothing in it, or after it, was ever
-        // acknowledged (a flush waits for the name to be durable), so the rest goes.
-        file.close();
-        for (const rest of names.slice(i)) this.#files.remove(`${this.#dir}/${rest}`);
-        break;
-      }
-      this.#segments.push(new Segment(start, size, file));
-    }
+    this.#segments = loadSegments(this.#files, this.#dir, this.#segmentBytes);
     const first = this.#segments[0]?.startOffset ?? 0;
     this.#wroteOffset = this.#appendOffset = first;
     this.#tail.reset(first);
@@ -187,7 +166,16 @@ export class CommitLog {
     if (this.#pendingBytes === 0) return;
     const segment = this.#pendingSegment!;
     const bytes = this.#pendingLarge ?? this.#buffer!.subarray(0, this.#pendingBytes);
-    segment.file.writeAt(bytes, this.#pendingStart - segment.startOffset);
+    const position = this.#pendingStart - segment.startOffset;
+    try {
+      segment.file.writeAt(bytes, position);
+    } catch (err) {
+      // The disk is full: a segment being zero-filled gives its space back first, and the
+      // write is tried once more (over what part of it landed). Without one, it fails.
+      if (!isNoSpace(err) || !this.#next) throw err;
+      this.releaseNext();
+      segment.file.writeAt(bytes, position);
+    }
     this.#tail.append(this.#pendingStart, bytes);
     // A BLANK closes its segment (RocketMQ counts the file as full): the log continues at the
     // next segment's start, so that is the written end a flush, a reader and a replica see.
@@ -202,6 +190,23 @@ export class CommitLog {
 
   get hasPending(): boolean {
     return this.#pendingBytes > 0;
+  }
+
+  /**
+   * A write failed: what was gathered and not written is dropped, and the next record goes
+   * where the written log ends. The caller refuses the puts whose records these were.
+   */
+  discardPending(): void {
+    this.#pendingLarge = undefined;
+    this.#pendingBytes = 0;
+    this.#pendingSegment = undefined;
+    this.#appendOffset = this.#wroteOffset;
+  }
+
+  /** Stops zero-filling the next segment and gives its space back (a write found the disk full). */
+  releaseNext(): void {
+    this.#next?.release();
+    this.#next = undefined;
   }
 
   /**
@@ -383,6 +388,7 @@ export class CommitLog {
         this.#dir,
         segment.endOffset,
         this.#segmentBytes,
+        this.#prealloc,
       );
     }
     return segment;

@@ -43,6 +43,7 @@ export class GroupCommit {
   #failure: Error | undefined;
   #listener: FlushListener = () => {};
   #idle: (() => void)[] = [];
+  #onFailed: () => void = () => {};
 
   constructor(
     private readonly log: CommitLog,
@@ -60,6 +61,11 @@ export class GroupCommit {
 
   onFlushed(listener: FlushListener) {
     this.#listener = listener;
+  }
+
+  /** Called once when an fdatasync fails (the store then refuses writes for good). */
+  onFailed(listener: () => void) {
+    this.#onFailed = listener;
   }
 
   /** After recovery: everything below `offset` is on disk. */
@@ -142,6 +148,7 @@ export class GroupCommit {
     this.#next = undefined;
     for (const batch of failed) batch?.reject(this.#notWritable());
     this.#notifyIdle();
+    this.#onFailed();
   }
 
   #notWritable(): StoreError {
