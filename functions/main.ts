@@ -24,8 +24,6 @@ const int = (name: string, fallback: number) => {
 
 /** Bun.serve's own default: bodies above it get Bun's 413 before functions/body.ts sees them. */
 const REQUEST_BODY_BYTES_MAX = 128 * 1024 * 1024;
-/** Seconds an idle connection stays open (Bun; Deno has no such cut-off). */
-const IDLE_TIMEOUT_SECONDS = 60;
 
 const platform = await pickPlatform();
 const nowMs = platform.clock.wallMs;
@@ -71,7 +69,7 @@ const port = int("PORT", 8080);
 const server = await platform.serve({
   hostname,
   port,
-  idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
+  connections: settings.connections,
   maxRequestBodyBytes: REQUEST_BODY_BYTES_MAX,
 }, app.fetch);
 const url = `http://${hostname}:${server.port}`;

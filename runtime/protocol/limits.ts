@@ -71,6 +71,63 @@ export const ROUTE_CACHE_MS = intSetting("routeCacheMs", "MQ_ROUTE_CACHE_MS", {
   doc: "The functions re-read the route table from KV after this long (and on a failure).",
 });
 
+// How long the HTTP server waits for a client and how many it keeps, enforced by the
+// platform's connection guard (runtime/platform/conn_guard.ts) on Deno and Bun alike; a
+// request in flight (a long poll) is never idle.
+export const HTTP_HEADER_TIMEOUT_MS = intSetting(
+  "httpHeaderTimeoutMs",
+  "MQ_HTTP_HEADER_TIMEOUT_MS",
+  {
+    unit: "ms",
+    default: 10_000,
+    min: 1,
+    doc:
+      "A request's line and headers must arrive within this time from their first byte, or the connection is closed (slow-loris defence).",
+  },
+);
+export const HTTP_IDLE_TIMEOUT_MS = intSetting("httpIdleTimeoutMs", "MQ_HTTP_IDLE_TIMEOUT_MS", {
+  unit: "ms",
+  default: 30_000,
+  min: 1,
+  doc:
+    "A keep-alive connection with no request in flight and no bytes moving is closed after this time; a held long poll is in flight.",
+  rocketmq: "serverChannelMaxIdleTimeSeconds",
+});
+export const HTTP_CONNECTIONS_MAX = intSetting("httpConnectionsMax", "MQ_HTTP_CONNECTIONS_MAX", {
+  unit: "count",
+  default: 4096,
+  min: 1,
+  why:
+    "each connection holds three file descriptors: the client's and both ends of the loopback hop",
+  doc: "Open HTTP connections; one more is closed as soon as it is accepted.",
+});
+
+/** The rows behind the platform's ConnectionLimits. */
+export const HTTP_CONNECTION_SETTINGS = {
+  headerTimeoutMs: HTTP_HEADER_TIMEOUT_MS,
+  idleTimeoutMs: HTTP_IDLE_TIMEOUT_MS,
+  connectionsMax: HTTP_CONNECTIONS_MAX,
+} as const;
+
+export interface HttpConnectionLimits {
+  headerTimeoutMs: number;
+  idleTimeoutMs: number;
+  connectionsMax: number;
+}
+
+/** The connection limits of a broker's own settings. */
+export function httpConnectionLimits(config: {
+  httpHeaderTimeoutMs: number;
+  httpIdleTimeoutMs: number;
+  httpConnectionsMax: number;
+}): HttpConnectionLimits {
+  return {
+    headerTimeoutMs: config.httpHeaderTimeoutMs,
+    idleTimeoutMs: config.httpIdleTimeoutMs,
+    connectionsMax: config.httpConnectionsMax,
+  };
+}
+
 export interface FunctionsLimits {
   /** Largest message body (the broker's maxMessageSize), bytes. */
   maxMessageSize: number;
@@ -98,6 +155,7 @@ export const LIMIT_SETTINGS = {
 /** The settings the functions read when they run as their own process or on Deploy. */
 export const FUNCTIONS_SETTINGS = [
   ...Object.values(LIMIT_SETTINGS),
+  ...Object.values(HTTP_CONNECTION_SETTINGS),
   ROUTE_EXPIRY_MS,
   ROUTE_CACHE_MS,
 ];
@@ -123,6 +181,7 @@ export function functionsLimits(config: LimitsSource): FunctionsLimits {
 
 export interface FunctionsSettings {
   limits: FunctionsLimits;
+  connections: HttpConnectionLimits;
   routeExpiryMs: number;
   routeCacheMs: number;
 }
@@ -143,6 +202,11 @@ export function functionsSettingsFromEnv(
       pullMsgNumsMax: fromEnv(s.pullMsgNumsMax, env),
       idempotencyKeyBytesMax: fromEnv(s.idempotencyKeyBytesMax, env),
       userPropertiesMax: fromEnv(s.userPropertiesMax, env),
+    },
+    connections: {
+      headerTimeoutMs: fromEnv(HTTP_HEADER_TIMEOUT_MS, env),
+      idleTimeoutMs: fromEnv(HTTP_IDLE_TIMEOUT_MS, env),
+      connectionsMax: fromEnv(HTTP_CONNECTIONS_MAX, env),
     },
     routeExpiryMs: fromEnv(ROUTE_EXPIRY_MS, env),
     routeCacheMs: fromEnv(ROUTE_CACHE_MS, env),
