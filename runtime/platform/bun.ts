@@ -15,10 +15,9 @@ export function bunPlatform(): Platform {
     clock: systemClock,
     bodyText: fatalThenScan(),
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {
-      return guardedServe(options, (hostname, port) => {
+      return guardedServe(options, (address) => {
         const server = Bun.serve({
-          hostname,
-          port,
+          ...("path" in address ? { unix: address.path } : address),
           // Bun's own idle limit (10 s by default) counts a long poll in flight as idle
           // and is one number for headers and keep-alive: off, the guard (conn_guard.ts)
           // times connections instead.
@@ -30,7 +29,7 @@ export function bunPlatform(): Platform {
           fetch: handler,
         });
         return Promise.resolve({
-          port: server.port,
+          port: server.port ?? 0,
           close: (o?: { force?: boolean }) => server.stop(o?.force === true),
         });
       });

@@ -3,7 +3,7 @@
 // idle or connection limit at all; Bun.serve has one idleTimeout for everything (a long
 // poll in flight counts as idle) and no connection count. The front accepts each client
 // on node:net, refuses it at once past `connectionsMax`, and otherwise pipes its bytes to
-// the runtime's server listening on loopback, watching only where a request starts and
+// the runtime's server listening on a Unix socket, watching only where a request starts and
 // ends:
 //
 //   idle ──first byte──▶ headers ──"\r\n\r\n"──▶ in flight ──first response byte──▶ idle
@@ -29,8 +29,8 @@ export interface ConnectionLimits {
 export interface ConnectionGuardOptions extends ConnectionLimits {
   hostname: string;
   port: number;
-  /** Where the runtime's HTTP server listens (loopback). */
-  upstreamPort: number;
+  /** The Unix socket the runtime's HTTP server listens on. */
+  upstreamPath: string;
 }
 
 export interface ConnectionGuard extends TcpServer {
@@ -116,7 +116,7 @@ function close(c: Conn): void {
 
 /** One client connection: pipes it to the upstream server and keeps its deadline. */
 function guard(client: net.Socket, limits: ConnectionGuardOptions): Conn {
-  const upstream = net.connect({ port: limits.upstreamPort, host: "127.0.0.1", noDelay: true });
+  const upstream = net.connect({ path: limits.upstreamPath });
   // A connection opens waiting for its first request's head.
   const c: Conn = {
     client,

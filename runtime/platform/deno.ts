@@ -19,13 +19,13 @@ export function denoPlatform(): Platform {
       // Deno.serve takes h2c on a plain port as it is, and has no header, idle, connection
       // or body limit options: the guard (conn_guard.ts) enforces the first three,
       // functions/body.ts the body limits.
-      return guardedServe(options, (hostname, port) =>
+      return guardedServe(options, (address) =>
         new Promise((resolve) => {
           const server = Deno.serve({
-            hostname,
-            port,
-            onListen: (addr: { port: number }) =>
-              resolve({ port: addr.port, close: () => server.shutdown() }),
+            ...("path" in address ? { transport: "unix" } : {}),
+            ...address,
+            onListen: (addr: { port?: number }) =>
+              resolve({ port: addr.port ?? 0, close: () => server.shutdown() }),
           }, handler);
         }));
     },

@@ -1,6 +1,10 @@
 // The parts of a Platform that are the same code on Deno and Bun: both implement node:net
 // and the web clock and timers alike. Kept here so deno.ts and bun.ts say only what differs.
 import * as net from "node:net";
+import process from "node:process";
+import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import type { Clock, HttpServer, ServeOptions, TcpListenOptions, TcpServer } from "./platform.ts";
 import { listenConnectionGuard } from "./conn_guard.ts";
 
@@ -31,27 +35,36 @@ export function listenNodeTcp(
   });
 }
 
+/** Where the runtime's own server listens: a TCP address, or (behind the guard) a Unix socket. */
+export type ListenAddress = { hostname: string; port: number } | { path: string };
+
 /**
  * Serves through the connection guard when `options.connections` is set: `listen` starts
- * the runtime's own server on the address it is given (loopback, a free port, behind the
- * guard), and closing stops the guard first, then the server.
+ * the runtime's own server on a Unix socket in the temp folder, behind the guard (a Unix
+ * socket hop costs less than a loopback TCP one), and closing stops the guard first, then
+ * the server, then removes the socket file.
  */
 export async function guardedServe(
   options: ServeOptions,
-  listen: (hostname: string, port: number) => Promise<HttpServer>,
+  listen: (address: ListenAddress) => Promise<HttpServer>,
 ): Promise<HttpServer> {
-  if (!options.connections) return listen(options.hostname, options.port);
-  const inner = await listen("127.0.0.1", 0);
+  if (!options.connections) {
+    return listen({ hostname: options.hostname, port: options.port });
+  }
+  const path = `${tmpdir()}/edgemq-http-${process.pid}-${randomUUID().slice(0, 8)}.sock`;
+  const inner = await listen({ path });
+  const removeSocket = () => rmSync(path, { force: true });
   let front;
   try {
     front = await listenConnectionGuard({
       ...options.connections,
       hostname: options.hostname,
       port: options.port,
-      upstreamPort: inner.port,
+      upstreamPath: path,
     });
   } catch (err) {
     await inner.close({ force: true });
+    removeSocket();
     throw err;
   }
   const guard = front;
@@ -65,6 +78,7 @@ export async function guardedServe(
       // lingers after that within idleTimeoutMs.
       await inner.close(o);
       await stopped;
+      removeSocket();
     },
   };
 }
