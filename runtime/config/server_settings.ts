@@ -13,6 +13,7 @@ import {
   BATCH_BODY_BYTES_MAX,
   BATCH_ITEMS_MAX,
   BODY_READ_TIMEOUT_MS,
+  HTTP_CONNECTION_GUARD,
   HTTP_CONNECTIONS_MAX,
   HTTP_HEADER_TIMEOUT_MS,
   HTTP_IDLE_TIMEOUT_MS,
@@ -96,6 +97,7 @@ export const SERVER_SETTINGS = [
     doc:
       "At shutdown a replica waits this long for its KV writes, then exits anyway (a KV client retries for as long as the KV is down).",
   }),
+  HTTP_CONNECTION_GUARD,
   HTTP_HEADER_TIMEOUT_MS,
   HTTP_IDLE_TIMEOUT_MS,
   HTTP_CONNECTIONS_MAX,

@@ -1,10 +1,10 @@
 // A TCP front for the HTTP server that counts and times connections, which neither
 // runtime's own server can (reference/reliability.md §5.2): Deno.serve has no header,
 // idle or connection limit at all; Bun.serve has one idleTimeout for everything (a long
-// poll in flight counts as idle) and no connection count. The front accepts each client
-// on node:net, refuses it at once past `connectionsMax`, and otherwise pipes its bytes to
-// the runtime's server listening on a Unix socket, watching only where a request starts and
-// ends:
+// poll in flight counts as idle) and no connection count. A front accepts each client,
+// refuses it at once past `connectionsMax`, and otherwise pipes its bytes to the runtime's
+// server listening on a Unix socket (conn_guard_node.ts, node:net on both runtimes), while
+// this tracker watches only where a request starts and ends:
 //
 //   idle ──first byte──▶ headers ──"\r\n\r\n"──▶ in flight ──first response byte──▶ idle
 //     └ idleMs of silence: close   └ headerMs since first byte: close (slow-loris)
@@ -14,7 +14,6 @@
 // idle again, but every byte either way restarts the idle timer, so a response still
 // flowing is never cut; one the client stops reading is, after idleMs.
 // HTTP/1.1 only: h2c (the KV host) is served without the front.
-import * as net from "node:net";
 import type { TcpServer } from "./platform.ts";
 
 export interface ConnectionLimits {
@@ -26,138 +25,123 @@ export interface ConnectionLimits {
   connectionsMax: number;
 }
 
-export interface ConnectionGuardOptions extends ConnectionLimits {
+/** What a front needs to listen: where, the limits, and the server's Unix socket. */
+export interface FrontOptions {
   hostname: string;
   port: number;
-  /** The Unix socket the runtime's HTTP server listens on. */
   upstreamPath: string;
+  tracker: ConnectionTracker;
 }
 
-export interface ConnectionGuard extends TcpServer {
-  /** Client connections open now. */
-  readonly open: number;
-  /** Closes every client connection (a forced stop). */
-  destroyAll(): void;
-}
+/** A listening front: `close()` stops accepting; open connections stay (see whenEmpty). */
+export type Front = TcpServer;
 
-const CR = 13;
-const LF = 10;
-/** The sweep that closes late connections runs this often at most and at least. */
-const SWEEP_MS_MIN = 50;
-const SWEEP_MS_MAX = 1000;
-
-interface Conn {
-  client: net.Socket;
-  upstream: net.Socket;
+/** One client connection as the tracker sees it. */
+export interface Tracked {
   state: "idle" | "headers" | "inFlight";
   /** Monotonic ms after which the sweep closes it; Infinity while a request is in flight. */
   deadlineMs: number;
   /** How many bytes of "\r\n\r\n" the head bytes scanned so far end with. */
   matched: number;
+  /** Closes both sides of the connection. */
+  destroy: () => void;
 }
 
-export function listenConnectionGuard(options: ConnectionGuardOptions): Promise<ConnectionGuard> {
-  const conns = new Set<Conn>();
-  const server = net.createServer({ noDelay: true }, (client) => {
-    if (conns.size >= options.connectionsMax) {
-      client.destroy();
-      return;
-    }
-    const conn = guard(client, options);
-    conns.add(conn);
-    client.once("close", () => conns.delete(conn));
-  });
-  // One timer for all connections: a request costs two numbers written, not a timer.
-  const sweepMs = Math.max(
-    SWEEP_MS_MIN,
-    Math.min(
-      SWEEP_MS_MAX,
-      Math.floor(Math.min(options.headerTimeoutMs, options.idleTimeoutMs) / 10),
-    ),
-  );
-  const sweep = setInterval(() => {
-    const now = performance.now();
-    for (const c of conns) {
-      if (c.deadlineMs <= now) close(c);
-    }
-  }, sweepMs);
-  return new Promise((resolve, reject) => {
-    server.once("error", (err) => {
-      clearInterval(sweep);
-      reject(err);
-    });
-    server.listen(options.port, options.hostname, () => {
-      server.removeAllListeners("error");
-      const { port } = server.address() as net.AddressInfo;
-      resolve({
-        port,
-        get open() {
-          return conns.size;
-        },
-        destroyAll() {
-          for (const c of conns) close(c);
-        },
-        close: () =>
-          new Promise<void>((done) =>
-            server.close(() => {
-              clearInterval(sweep);
-              done();
-            })
-          ),
-      });
-    });
-  });
-}
+const CR = 13;
+const LF = 10;
+const DIGIT_1 = 0x31;
+/** Byte 9 of a status line ("HTTP/1.1 100 …") is the first digit of the status. */
+const STATUS_DIGIT_AT = 9;
+/** The sweep that closes late connections runs this often at most and at least. */
+const SWEEP_MS_MIN = 50;
+const SWEEP_MS_MAX = 1000;
 
-function close(c: Conn): void {
-  c.client.destroy();
-  c.upstream.destroy();
-}
+/** Counts connections and keeps their deadlines; one sweep timer closes the late ones. */
+export class ConnectionTracker {
+  readonly #conns = new Set<Tracked>();
+  readonly #limits: ConnectionLimits;
+  readonly #sweep: ReturnType<typeof setInterval>;
+  #emptied: (() => void)[] = [];
 
-/** One client connection: pipes it to the upstream server and keeps its deadline. */
-function guard(client: net.Socket, limits: ConnectionGuardOptions): Conn {
-  const upstream = net.connect({ path: limits.upstreamPath });
-  // A connection opens waiting for its first request's head.
-  const c: Conn = {
-    client,
-    upstream,
-    state: "headers",
-    deadlineMs: performance.now() + limits.headerTimeoutMs,
-    matched: 0,
-  };
-  client.on("data", (chunk: Uint8Array) => {
+  constructor(limits: ConnectionLimits) {
+    this.#limits = limits;
+    // One timer for all connections: a request costs two numbers written, not a timer.
+    const sweepMs = Math.max(
+      SWEEP_MS_MIN,
+      Math.min(
+        SWEEP_MS_MAX,
+        Math.floor(Math.min(limits.headerTimeoutMs, limits.idleTimeoutMs) / 10),
+      ),
+    );
+    this.#sweep = setInterval(() => {
+      const now = performance.now();
+      for (const c of this.#conns) if (c.deadlineMs <= now) c.destroy();
+    }, sweepMs);
+  }
+
+  get open(): number {
+    return this.#conns.size;
+  }
+
+  /** A new client connection, or undefined when `connectionsMax` are open (close it). */
+  admit(destroy: () => void): Tracked | undefined {
+    if (this.#conns.size >= this.#limits.connectionsMax) return undefined;
+    // A connection opens waiting for its first request's head.
+    const c: Tracked = {
+      state: "headers",
+      deadlineMs: performance.now() + this.#limits.headerTimeoutMs,
+      matched: 0,
+      destroy,
+    };
+    this.#conns.add(c);
+    return c;
+  }
+
+  release(c: Tracked): void {
+    if (!this.#conns.delete(c) || this.#conns.size > 0) return;
+    for (const resolve of this.#emptied.splice(0)) resolve();
+  }
+
+  /** Resolves when no connection is open. */
+  whenEmpty(): Promise<void> {
+    if (this.#conns.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#emptied.push(resolve));
+  }
+
+  /** Bytes from the client, before they go upstream. */
+  fromClient(c: Tracked, chunk: Uint8Array): void {
     if (c.state === "idle") {
       c.state = "headers";
       c.matched = 0;
-      c.deadlineMs = performance.now() + limits.headerTimeoutMs;
+      c.deadlineMs = performance.now() + this.#limits.headerTimeoutMs;
     }
     if (c.state === "headers" && headEnds(c, chunk)) {
       c.state = "inFlight";
       c.deadlineMs = Infinity;
     }
-    if (!upstream.write(chunk)) client.pause();
-  });
-  upstream.on("data", (chunk: Uint8Array) => {
-    if (c.state !== "headers") {
-      c.state = "idle";
-      c.deadlineMs = performance.now() + limits.idleTimeoutMs;
-    }
-    if (!client.write(chunk)) upstream.pause();
-  });
-  upstream.on("drain", () => client.resume());
-  client.on("drain", () => upstream.resume());
-  client.on("end", () => upstream.end());
-  upstream.on("end", () => client.end());
-  const done = () => close(c);
-  client.on("close", done);
-  upstream.on("close", done);
-  client.on("error", done);
-  upstream.on("error", done);
-  return c;
+  }
+
+  /** Bytes from the server, before they go to the client. */
+  fromUpstream(c: Tracked, chunk: Uint8Array): void {
+    if (c.state === "headers") return; // an answer to an earlier request, or an early refusal
+    // 100 Continue: the client sends its body next, the request is still in flight.
+    if (c.state === "inFlight" && chunk[STATUS_DIGIT_AT] === DIGIT_1) return;
+    c.state = "idle";
+    c.deadlineMs = performance.now() + this.#limits.idleTimeoutMs;
+  }
+
+  destroyAll(): void {
+    for (const c of this.#conns) c.destroy();
+  }
+
+  /** Stops the sweep (after the front has closed and its connections are gone). */
+  stop(): void {
+    clearInterval(this.#sweep);
+  }
 }
 
 /** Scans for the blank line ending a request's head, across chunk boundaries. */
-function headEnds(c: Conn, chunk: Uint8Array): boolean {
+function headEnds(c: Tracked, chunk: Uint8Array): boolean {
   let matched = c.matched;
   for (let i = 0; i < chunk.length; i++) {
     const b = chunk[i];

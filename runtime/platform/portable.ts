@@ -6,7 +6,8 @@ import { randomUUID } from "node:crypto";
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { Clock, HttpServer, ServeOptions, TcpListenOptions, TcpServer } from "./platform.ts";
-import { listenConnectionGuard } from "./conn_guard.ts";
+import { ConnectionTracker } from "./conn_guard.ts";
+import { listenNodeFront } from "./conn_guard_node.ts";
 
 export const systemClock: Clock = {
   monotonicMs: () => performance.now(),
@@ -54,30 +55,34 @@ export async function guardedServe(
   const path = `${tmpdir()}/edgemq-http-${process.pid}-${randomUUID().slice(0, 8)}.sock`;
   const inner = await listen({ path });
   const removeSocket = () => rmSync(path, { force: true });
-  let front;
+  const tracker = new ConnectionTracker(options.connections);
+  let listening;
   try {
-    front = await listenConnectionGuard({
-      ...options.connections,
+    listening = await listenNodeFront({
       hostname: options.hostname,
       port: options.port,
       upstreamPath: path,
+      tracker,
     });
   } catch (err) {
+    tracker.stop();
     await inner.close({ force: true });
     removeSocket();
     throw err;
   }
-  const guard = front;
+  const front = listening;
   return {
-    port: guard.port,
+    port: front.port,
     async close(o?: { force?: boolean }) {
-      const stopped = guard.close();
-      if (o?.force) guard.destroyAll();
+      const stopped = front.close();
+      if (o?.force) tracker.destroyAll();
       // The server ends each upstream connection once its request is answered, and the
       // guard ends the client's after the last byte; the sweep closes any client that
       // lingers after that within idleTimeoutMs.
       await inner.close(o);
       await stopped;
+      await tracker.whenEmpty();
+      tracker.stop();
       removeSocket();
     },
   };

@@ -2,7 +2,7 @@
 // table (runtime/config/) includes these same rows, so the embedded app, the functions as
 // their own process (functions/main.ts) and Deno Deploy (functions/deploy.ts) read the
 // same environment variables with the same defaults and checks.
-import { fromEnv, intSetting } from "./setting.ts";
+import { boolSetting, fromEnv, intSetting } from "./setting.ts";
 
 const MIB = 1024 * 1024;
 
@@ -102,8 +102,19 @@ export const HTTP_CONNECTIONS_MAX = intSetting("httpConnectionsMax", "MQ_HTTP_CO
   doc: "Open HTTP connections; one more is closed as soon as it is accepted.",
 });
 
+export const HTTP_CONNECTION_GUARD = boolSetting(
+  "httpConnectionGuard",
+  "MQ_HTTP_CONNECTION_GUARD",
+  {
+    default: true,
+    doc:
+      "Enforce httpHeaderTimeoutMs, httpIdleTimeoutMs and httpConnectionsMax (a TCP front before the runtime's server). Turn off only behind a proxy that enforces such limits: off, no connection is ever timed out or counted, and the produce path saves the front's hop (bench/README.md).",
+  },
+);
+
 /** The rows behind the platform's ConnectionLimits. */
 export const HTTP_CONNECTION_SETTINGS = {
+  guard: HTTP_CONNECTION_GUARD,
   headerTimeoutMs: HTTP_HEADER_TIMEOUT_MS,
   idleTimeoutMs: HTTP_IDLE_TIMEOUT_MS,
   connectionsMax: HTTP_CONNECTIONS_MAX,
@@ -115,12 +126,14 @@ export interface HttpConnectionLimits {
   connectionsMax: number;
 }
 
-/** The connection limits of a broker's own settings. */
+/** The connection limits of a broker's own settings; undefined: none (no guard). */
 export function httpConnectionLimits(config: {
+  httpConnectionGuard: boolean;
   httpHeaderTimeoutMs: number;
   httpIdleTimeoutMs: number;
   httpConnectionsMax: number;
-}): HttpConnectionLimits {
+}): HttpConnectionLimits | undefined {
+  if (!config.httpConnectionGuard) return undefined;
   return {
     headerTimeoutMs: config.httpHeaderTimeoutMs,
     idleTimeoutMs: config.httpIdleTimeoutMs,
@@ -181,7 +194,8 @@ export function functionsLimits(config: LimitsSource): FunctionsLimits {
 
 export interface FunctionsSettings {
   limits: FunctionsLimits;
-  connections: HttpConnectionLimits;
+  /** Undefined when httpConnectionGuard is off. */
+  connections: HttpConnectionLimits | undefined;
   routeExpiryMs: number;
   routeCacheMs: number;
 }
@@ -203,11 +217,12 @@ export function functionsSettingsFromEnv(
       idempotencyKeyBytesMax: fromEnv(s.idempotencyKeyBytesMax, env),
       userPropertiesMax: fromEnv(s.userPropertiesMax, env),
     },
-    connections: {
-      headerTimeoutMs: fromEnv(HTTP_HEADER_TIMEOUT_MS, env),
-      idleTimeoutMs: fromEnv(HTTP_IDLE_TIMEOUT_MS, env),
-      connectionsMax: fromEnv(HTTP_CONNECTIONS_MAX, env),
-    },
+    connections: httpConnectionLimits({
+      httpConnectionGuard: fromEnv(HTTP_CONNECTION_GUARD, env),
+      httpHeaderTimeoutMs: fromEnv(HTTP_HEADER_TIMEOUT_MS, env),
+      httpIdleTimeoutMs: fromEnv(HTTP_IDLE_TIMEOUT_MS, env),
+      httpConnectionsMax: fromEnv(HTTP_CONNECTIONS_MAX, env),
+    }),
     routeExpiryMs: fromEnv(ROUTE_EXPIRY_MS, env),
     routeCacheMs: fromEnv(ROUTE_CACHE_MS, env),
   };
