@@ -56,15 +56,24 @@ const STATUS_DIGIT_AT = 9;
 const SWEEP_MS_MIN = 50;
 const SWEEP_MS_MAX = 1000;
 
+export interface TrackerOptions {
+  /** Monotonic ms (default performance.now); tests pass a manual clock. */
+  nowMs?: () => number;
+  /** false: no sweep timer, the caller calls sweep() (tests). */
+  sweepTimer?: boolean;
+}
+
 /** Counts connections and keeps their deadlines; one sweep timer closes the late ones. */
 export class ConnectionTracker {
   readonly #conns = new Set<Tracked>();
   readonly #limits: ConnectionLimits;
-  readonly #sweep: ReturnType<typeof setInterval>;
+  readonly #now: () => number;
+  readonly #sweep: ReturnType<typeof setInterval> | undefined;
   #emptied: (() => void)[] = [];
 
-  constructor(limits: ConnectionLimits) {
+  constructor(limits: ConnectionLimits, options: TrackerOptions = {}) {
     this.#limits = limits;
+    this.#now = options.nowMs ?? (() => performance.now());
     // One timer for all connections: a request costs two numbers written, not a timer.
     const sweepMs = Math.max(
       SWEEP_MS_MIN,
@@ -73,10 +82,15 @@ export class ConnectionTracker {
         Math.floor(Math.min(limits.headerTimeoutMs, limits.idleTimeoutMs) / 10),
       ),
     );
-    this.#sweep = setInterval(() => {
-      const now = performance.now();
-      for (const c of this.#conns) if (c.deadlineMs <= now) c.destroy();
-    }, sweepMs);
+    this.#sweep = options.sweepTimer === false
+      ? undefined
+      : setInterval(() => this.sweep(), sweepMs);
+  }
+
+  /** Closes every connection past its deadline. */
+  sweep(): void {
+    const now = this.#now();
+    for (const c of this.#conns) if (c.deadlineMs <= now) c.destroy();
   }
 
   get open(): number {
@@ -89,7 +103,7 @@ export class ConnectionTracker {
     // A connection opens waiting for its first request's head.
     const c: Tracked = {
       state: "headers",
-      deadlineMs: performance.now() + this.#limits.headerTimeoutMs,
+      deadlineMs: this.#now() + this.#limits.headerTimeoutMs,
       matched: 0,
       destroy,
     };
@@ -113,7 +127,7 @@ export class ConnectionTracker {
     if (c.state === "idle") {
       c.state = "headers";
       c.matched = 0;
-      c.deadlineMs = performance.now() + this.#limits.headerTimeoutMs;
+      c.deadlineMs = this.#now() + this.#limits.headerTimeoutMs;
     }
     if (c.state === "headers" && headEnds(c, chunk)) {
       c.state = "inFlight";
@@ -127,7 +141,7 @@ export class ConnectionTracker {
     // 100 Continue: the client sends its body next, the request is still in flight.
     if (c.state === "inFlight" && chunk[STATUS_DIGIT_AT] === DIGIT_1) return;
     c.state = "idle";
-    c.deadlineMs = performance.now() + this.#limits.idleTimeoutMs;
+    c.deadlineMs = this.#now() + this.#limits.idleTimeoutMs;
   }
 
   destroyAll(): void {
@@ -136,7 +150,7 @@ export class ConnectionTracker {
 
   /** Stops the sweep (after the front has closed and its connections are gone). */
   stop(): void {
-    clearInterval(this.#sweep);
+    if (this.#sweep !== undefined) clearInterval(this.#sweep);
   }
 }
 
