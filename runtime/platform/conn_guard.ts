@@ -14,7 +14,6 @@
 // idle again, but every byte either way restarts the idle timer, so a response still
 // flowing is never cut; one the client stops reading is, after idleMs.
 // HTTP/1.1 only: h2c (the KV host) is served without the front.
-import type { TcpServer } from "./platform.ts";
 
 export interface ConnectionLimits {
   /** A request's head (request line and headers) must arrive within this, from its first byte. */
@@ -34,7 +33,10 @@ export interface FrontOptions {
 }
 
 /** A listening front: `close()` stops accepting; open connections stay (see whenEmpty). */
-export type Front = TcpServer;
+export interface Front {
+  readonly port: number;
+  close(): Promise<void>;
+}
 
 /** One client connection as the tracker sees it. */
 export interface Tracked {
