@@ -25,9 +25,10 @@ class Raw implements AsyncDisposable {
   readonly connected: Promise<void>;
   readonly closed: Promise<number>;
 
-  constructor(url: string) {
+  /** allowHalfOpen: the socket does not answer the server's FIN with its own. */
+  constructor(url: string, options: { allowHalfOpen?: boolean } = {}) {
     const { hostname, port } = new URL(url);
-    this.socket = connect(Number(port), hostname);
+    this.socket = connect({ port: Number(port), host: hostname, ...options });
     this.socket.setEncoding("utf8");
     this.socket.on("data", (chunk: string) => (this.received += chunk));
     this.socket.on("error", () => {}); // a reset is a close here
@@ -127,6 +128,21 @@ for (const runtime of RUNTIMES) {
       raw.socket.write(HEALTH);
       await raw.responses(2);
     });
+  });
+
+  Deno.test(`a graceful stop closes idle keep-alive connections at once (${runtime})`, async () => {
+    // The idle timeout (30 s) and the shutdown grace (5 s) both outlast the wait below.
+    await using broker = await startBroker(runtime, { env: { MQ_SHUTDOWN_GRACE_MS: "5000" } });
+    // A client that never sends its own FIN must not hold the stop up.
+    await using raw = new Raw(broker.url, { allowHalfOpen: true });
+    const ended = new Promise<void>((resolve) => raw.socket.once("end", () => resolve()));
+    await raw.connected;
+    raw.socket.write(HEALTH);
+    await raw.responses(1);
+    const stopping = performance.now();
+    await broker.stop(); // throws unless the broker printed its "stopped" line
+    await ended;
+    assert.ok(performance.now() - stopping < 4000, "the stop waited for the idle connection");
   });
 
   Deno.test(`HTTP connections past httpConnectionsMax are closed at once (${runtime})`, async () => {

@@ -26,7 +26,9 @@ export function listenNodeFront(options: FrontOptions): Promise<Front> {
     upstream.on("drain", () => client.resume());
     client.on("drain", () => upstream.resume());
     client.on("end", () => upstream.end());
-    upstream.on("end", () => client.end());
+    // The server will answer nothing more: flush what it sent, then close the client even
+    // if it never sends its own FIN (a graceful shutdown waits for every client).
+    upstream.on("end", () => client.end(() => client.destroy()));
     const done = () => {
       tracker.release(c);
       c.destroy();
