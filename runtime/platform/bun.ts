@@ -17,7 +17,7 @@ export function bunPlatform(): Platform {
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {
       return guardedServe(options, (address) => {
         const server = Bun.serve({
-          ...("path" in address ? { unix: address.path } : address),
+          ...address,
           // Bun's own idle limit (10 s by default) counts a long poll in flight as idle
           // and is one number for headers and keep-alive: off, the guard (conn_guard.ts)
           // times connections instead.
@@ -29,7 +29,7 @@ export function bunPlatform(): Platform {
           fetch: handler,
         });
         return Promise.resolve({
-          port: server.port ?? 0,
+          port: server.port,
           close: (o?: { force?: boolean }) => server.stop(o?.force === true),
         });
       });

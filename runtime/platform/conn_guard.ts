@@ -3,7 +3,7 @@
 // idle or connection limit at all; Bun.serve has one idleTimeout for everything (a long
 // poll in flight counts as idle) and no connection count. A front accepts each client,
 // refuses it at once past `connectionsMax`, and otherwise pipes its bytes to the runtime's
-// server listening on a Unix socket (conn_guard_node.ts, node:net on both runtimes), while
+// server listening on loopback (conn_guard_node.ts, node:net on both runtimes), while
 // this tracker watches only where a request starts and ends:
 //
 //   idle ──first byte──▶ headers ──"\r\n\r\n"──▶ in flight ──first response byte──▶ idle
@@ -24,11 +24,12 @@ export interface ConnectionLimits {
   connectionsMax: number;
 }
 
-/** What a front needs to listen: where, the limits, and the server's Unix socket. */
+/** What a front needs to listen: where, the server's port, and the tracker. */
 export interface FrontOptions {
   hostname: string;
   port: number;
-  upstreamPath: string;
+  /** The loopback port the runtime's HTTP server listens on. */
+  upstreamPort: number;
   tracker: ConnectionTracker;
 }
 

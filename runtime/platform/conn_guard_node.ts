@@ -14,7 +14,7 @@ export function listenNodeFront(options: FrontOptions): Promise<Front> {
       client.destroy();
       return;
     }
-    const upstream = net.connect({ path: options.upstreamPath });
+    const upstream = net.connect({ port: options.upstreamPort, host: "127.0.0.1", noDelay: true });
     client.on("data", (chunk: Uint8Array) => {
       tracker.fromClient(c, chunk);
       if (!upstream.write(chunk)) client.pause();

@@ -22,10 +22,9 @@ export function denoPlatform(): Platform {
       return guardedServe(options, (address) =>
         new Promise((resolve) => {
           const server = Deno.serve({
-            ...("path" in address ? { transport: "unix" } : {}),
             ...address,
-            onListen: (addr: { port?: number }) =>
-              resolve({ port: addr.port ?? 0, close: () => server.shutdown() }),
+            onListen: (addr: { port: number }) =>
+              resolve({ port: addr.port, close: () => server.shutdown() }),
           }, handler);
         }));
     },

@@ -14,7 +14,7 @@ export interface ServeOptions {
   port: number;
   /**
    * Header, idle and connection-count limits, the same on both runtimes: a TCP front
-   * (conn_guard.ts) enforces them and the runtime's server listens behind it on a Unix socket
+   * (conn_guard.ts) enforces them and the runtime's server listens behind it on loopback
    * with no idle limit of its own. Without them (the KV host's h2c, Deno Deploy) the
    * runtime's server listens itself and never closes an idle connection.
    */

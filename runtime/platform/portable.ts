@@ -1,10 +1,6 @@
 // The parts of a Platform that are the same code on Deno and Bun: both implement node:net
 // and the web clock and timers alike. Kept here so deno.ts and bun.ts say only what differs.
 import * as net from "node:net";
-import process from "node:process";
-import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import type { Clock, HttpServer, ServeOptions, TcpListenOptions, TcpServer } from "./platform.ts";
 import { ConnectionTracker } from "./conn_guard.ts";
 import { listenNodeFront } from "./conn_guard_node.ts";
@@ -36,14 +32,15 @@ export function listenNodeTcp(
   });
 }
 
-/** Where the runtime's own server listens: a TCP address, or (behind the guard) a Unix socket. */
-export type ListenAddress = { hostname: string; port: number } | { path: string };
+/** Where the runtime's own server listens. */
+export type ListenAddress = { hostname: string; port: number };
 
 /**
  * Serves through the connection guard when `options.connections` is set: `listen` starts
- * the runtime's own server on a Unix socket in the temp folder, behind the guard (a Unix
- * socket hop costs less than a loopback TCP one), and closing stops the guard first, then
- * the server, then removes the socket file.
+ * the runtime's own server on a free loopback port behind the guard, and closing stops the
+ * guard first, then the server. Loopback TCP, not a Unix socket: a burst of connections
+ * past a Unix socket's listen backlog fails at once (EAGAIN; 444 of 2,000 on Bun), where
+ * TCP queues them; the two cost the produce path the same within noise (bench/README.md).
  */
 export async function guardedServe(
   options: ServeOptions,
@@ -52,22 +49,19 @@ export async function guardedServe(
   if (!options.connections) {
     return listen({ hostname: options.hostname, port: options.port });
   }
-  const path = `${tmpdir()}/edgemq-http-${process.pid}-${randomUUID().slice(0, 8)}.sock`;
-  const inner = await listen({ path });
-  const removeSocket = () => rmSync(path, { force: true });
+  const inner = await listen({ hostname: "127.0.0.1", port: 0 });
   const tracker = new ConnectionTracker(options.connections);
   let listening;
   try {
     listening = await listenNodeFront({
       hostname: options.hostname,
       port: options.port,
-      upstreamPath: path,
+      upstreamPort: inner.port,
       tracker,
     });
   } catch (err) {
     tracker.stop();
     await inner.close({ force: true });
-    removeSocket();
     throw err;
   }
   const front = listening;
@@ -83,7 +77,6 @@ export async function guardedServe(
       await stopped;
       await tracker.whenEmpty();
       tracker.stop();
-      removeSocket();
     },
   };
 }

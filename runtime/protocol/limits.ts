@@ -98,7 +98,7 @@ export const HTTP_CONNECTIONS_MAX = intSetting("httpConnectionsMax", "MQ_HTTP_CO
   default: 4096,
   min: 1,
   why:
-    "each connection holds three file descriptors: the client's and both ends of the hop to the server",
+    "each connection holds three file descriptors: the client's and both ends of the loopback hop to the server",
   doc: "Open HTTP connections; one more is closed as soon as it is accepted.",
 });
 
