@@ -52,6 +52,5 @@ const app = await createApp({
 await platform.serve({
   hostname: HOSTNAME,
   port: Number(env("PORT", PORT_DEFAULT)),
-  idleTimeoutSeconds: 0,
   maxRequestBodyBytes: REQUEST_BODY_BYTES_MAX,
 }, app.fetch);

@@ -11,7 +11,7 @@ import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
-import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
+import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 import { ConfigError } from "../runtime/protocol/setting.ts";
 import { jsonLogger } from "../runtime/log.ts";
 
@@ -24,8 +24,6 @@ const int = (name: string, fallback: number) => {
 
 /** Bun.serve's own default: bodies above it get Bun's 413 before functions/body.ts sees them. */
 const REQUEST_BODY_BYTES_MAX = 128 * 1024 * 1024;
-/** Seconds an idle connection stays open (Bun; Deno has no such cut-off). */
-const IDLE_TIMEOUT_SECONDS = 60;
 
 const platform = await pickPlatform();
 const nowMs = platform.clock.wallMs;
@@ -66,12 +64,12 @@ const app = await createApp({
   log,
 });
 
-const hostname = env("HOST", "127.0.0.1");
+const hostname = env("HOST", FUNCTIONS_HOST_DEFAULT);
 const port = int("PORT", 8080);
 const server = await platform.serve({
   hostname,
   port,
-  idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
+  connections: settings.connections,
   maxRequestBodyBytes: REQUEST_BODY_BYTES_MAX,
 }, app.fetch);
 const url = `http://${hostname}:${server.port}`;

@@ -10,7 +10,7 @@ import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
-import { functionsLimits } from "./protocol/limits.ts";
+import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
@@ -105,7 +105,7 @@ async function main() {
   const server = await platform.serve({
     hostname: config.host,
     port: config.port,
-    idleTimeoutSeconds: Math.ceil((config.pullWaitMsMax + config.httpIdleSlackMs) / 1000),
+    connections: httpConnectionLimits(config, config.host),
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: config.requestBodyBytesBackstop,

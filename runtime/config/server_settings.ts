@@ -13,6 +13,10 @@ import {
   BATCH_BODY_BYTES_MAX,
   BATCH_ITEMS_MAX,
   BODY_READ_TIMEOUT_MS,
+  HTTP_CONNECTION_GUARD,
+  HTTP_CONNECTIONS_MAX,
+  HTTP_HEADER_TIMEOUT_MS,
+  HTTP_IDLE_TIMEOUT_MS,
   IDEMPOTENCY_KEY_BYTES_MAX,
   ROUTE_EXPIRY_MS,
   USER_PROPERTIES_MAX,
@@ -93,11 +97,10 @@ export const SERVER_SETTINGS = [
     doc:
       "At shutdown a replica waits this long for its KV writes, then exits anyway (a KV client retries for as long as the KV is down).",
   }),
-  intSetting("httpIdleSlackMs", "MQ_HTTP_IDLE_SLACK_MS", {
-    unit: "ms",
-    default: 30_000,
-    doc: "The HTTP server closes a connection idle for pullWaitMsMax plus this.",
-  }),
+  HTTP_CONNECTION_GUARD,
+  HTTP_HEADER_TIMEOUT_MS,
+  HTTP_IDLE_TIMEOUT_MS,
+  HTTP_CONNECTIONS_MAX,
   intSetting("requestBodyBytesBackstop", "MQ_REQUEST_BODY_BYTES_BACKSTOP", {
     unit: "bytes",
     default: 1024 * 1024 * 1024,

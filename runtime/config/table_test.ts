@@ -2,7 +2,12 @@
 // and its own rendering of it, and a bad value names the setting, the value and the range.
 import assert from "node:assert/strict";
 import { ConfigError } from "../protocol/setting.ts";
-import { functionsLimits, functionsSettingsFromEnv, LIMIT_SETTINGS } from "../protocol/limits.ts";
+import {
+  functionsLimits,
+  functionsSettingsFromEnv,
+  httpConnectionLimits,
+  LIMIT_SETTINGS,
+} from "../protocol/limits.ts";
 import { defaultStoreConfig } from "../../storage/config.ts";
 import { defaultBrokerConfig, SETTINGS } from "./table.ts";
 import { loadBrokerConfig } from "./load.ts";
@@ -94,4 +99,29 @@ Deno.test("functionsSettingsFromEnv() defaults to the broker's limits and reads 
   assert.equal(got.routeCacheMs, 5000, "an empty variable is unset");
   const bad = refusal(() => functionsSettingsFromEnv({ MQ_PULL_MAX: "-1" }));
   assert.equal(bad.setting, LIMIT_SETTINGS.pullMsgNumsMax.name);
+});
+
+Deno.test("httpConnectionLimits(): the broker and the functions read the same rows; the switch turns the guard off", () => {
+  const env = { MQ_HTTP_HEADER_TIMEOUT_MS: "2500", MQ_HTTP_CONNECTIONS_MAX: "7" };
+  const broker = httpConnectionLimits(loadBrokerConfig({}, env, []), "0.0.0.0");
+  assert.deepEqual(broker, { headerTimeoutMs: 2500, idleTimeoutMs: 30_000, connectionsMax: 7 });
+  assert.deepEqual(functionsSettingsFromEnv({ ...env, HOST: "0.0.0.0" }).connections, broker);
+  const off = { ...env, MQ_HTTP_CONNECTION_GUARD: "off" };
+  assert.equal(httpConnectionLimits(loadBrokerConfig({}, off, []), "0.0.0.0"), undefined);
+  assert.equal(functionsSettingsFromEnv({ ...off, HOST: "0.0.0.0" }).connections, undefined);
+});
+
+Deno.test("httpConnectionLimits(): auto guards a server others can reach, not one on loopback only", () => {
+  const config = loadBrokerConfig({}, {}, []);
+  assert.equal(config.httpConnectionGuard, "auto");
+  for (const host of ["127.0.0.1", "127.1.2.3", "localhost", "::1"]) {
+    assert.equal(httpConnectionLimits(config, host), undefined, host);
+  }
+  for (const host of ["0.0.0.0", "10.0.0.5", "::", "broker.internal"]) {
+    assert.ok(httpConnectionLimits(config, host), host);
+  }
+  const on = loadBrokerConfig({}, { MQ_HTTP_CONNECTION_GUARD: "on" }, []);
+  assert.ok(httpConnectionLimits(on, "127.0.0.1"));
+  assert.equal(functionsSettingsFromEnv({}).connections, undefined);
+  assert.ok(functionsSettingsFromEnv({ MQ_HTTP_CONNECTION_GUARD: "on" }).connections);
 });

@@ -2,13 +2,10 @@ import { NodeFilePort } from "../../storage/node_fs_port.ts";
 import { openSqliteOnBun } from "./bun_sqlite.ts";
 import { type KvOpenOptions, KvPortError, openNodeKv } from "./kv_port.ts";
 import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
-import { listenNodeTcp, systemClock } from "./portable.ts";
+import { guardedServe, listenNodeTcp, systemClock } from "./portable.ts";
 
 // deno-lint-ignore no-explicit-any
 const Bun = (globalThis as any).Bun;
-
-/** Bun.serve's idleTimeout is at most 255 s (0: no limit). */
-const BUN_IDLE_TIMEOUT_SECONDS_MAX = 255;
 
 export function bunPlatform(): Platform {
   return {
@@ -18,20 +15,23 @@ export function bunPlatform(): Platform {
     clock: systemClock,
     bodyText: fatalThenScan(),
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {
-      // Bun closes requests idle for 10 s by default, which would cut long polls.
-      const server = Bun.serve({
-        hostname: options.hostname,
-        port: options.port,
-        idleTimeout: Math.min(BUN_IDLE_TIMEOUT_SECONDS_MAX, options.idleTimeoutSeconds),
-        maxRequestBodySize: options.maxRequestBodyBytes,
-        // Without it Bun answers h2c (Deno's KV client) with "stream closed because of a
-        // broken pipe"; HTTP/1.1 still works.
-        ...(options.h2c ? { http2: true } : {}),
-        fetch: handler,
-      });
-      return Promise.resolve({
-        port: server.port,
-        close: (o?: { force?: boolean }) => server.stop(o?.force === true),
+      return guardedServe(options, (address) => {
+        const server = Bun.serve({
+          ...address,
+          // Bun's own idle limit (10 s by default) counts a long poll in flight as idle
+          // and is one number for headers and keep-alive: off, the guard (conn_guard.ts)
+          // times connections instead.
+          idleTimeout: 0,
+          maxRequestBodySize: options.maxRequestBodyBytes,
+          // Without it Bun answers h2c (Deno's KV client) with "stream closed because of
+          // a broken pipe"; HTTP/1.1 still works.
+          ...(options.h2c ? { http2: true } : {}),
+          fetch: handler,
+        });
+        return Promise.resolve({
+          port: server.port,
+          close: (o?: { force?: boolean }) => server.stop(o?.force === true),
+        });
       });
     },
     listenTcp: listenNodeTcp,

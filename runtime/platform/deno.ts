@@ -3,7 +3,7 @@ import { NodeFilePort } from "../../storage/node_fs_port.ts";
 import { openNodeSqlite } from "../../storage/metadata/node_sqlite.ts";
 import { isKvConnectUrl, type KvLike, type KvOpenOptions, KvPortError, wrapKv } from "./kv_port.ts";
 import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
-import { listenNodeTcp, systemClock } from "./portable.ts";
+import { guardedServe, listenNodeTcp, systemClock } from "./portable.ts";
 
 // deno-lint-ignore no-explicit-any
 const Deno = (globalThis as any).Deno;
@@ -16,16 +16,17 @@ export function denoPlatform(): Platform {
     clock: systemClock,
     bodyText: lenientThenScan(),
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {
-      // Deno.serve takes h2c on a plain port as it is, and has no idle or body limit
-      // options: functions/body.ts enforces the body limits.
-      return new Promise((resolve) => {
-        const server = Deno.serve({
-          hostname: options.hostname,
-          port: options.port,
-          onListen: (addr: { port: number }) =>
-            resolve({ port: addr.port, close: () => server.shutdown() }),
-        }, handler);
-      });
+      // Deno.serve takes h2c on a plain port as it is, and has no header, idle, connection
+      // or body limit options: the guard (conn_guard.ts) enforces the first three,
+      // functions/body.ts the body limits.
+      return guardedServe(options, (address) =>
+        new Promise((resolve) => {
+          const server = Deno.serve({
+            ...address,
+            onListen: (addr: { port: number }) =>
+              resolve({ port: addr.port, close: () => server.shutdown() }),
+          }, handler);
+        }));
     },
     listenTcp: listenNodeTcp,
     openKv,

@@ -5,12 +5,20 @@ import type { Socket } from "node:net";
 import type { FilePort } from "../../storage/file_port.ts";
 import type { SqliteOpen } from "../../storage/metadata/sqlite.ts";
 import type { KvOpenOptions, KvPort } from "./kv_port.ts";
+import type { ConnectionLimits } from "./conn_guard.ts";
+
+export type { ConnectionLimits };
 
 export interface ServeOptions {
   hostname: string;
   port: number;
-  /** Seconds an idle connection may stay open (0: forever); above the longest long poll. */
-  idleTimeoutSeconds: number;
+  /**
+   * Header, idle and connection-count limits, the same on both runtimes: a TCP front
+   * (conn_guard.ts) enforces them and the runtime's server listens behind it on loopback
+   * with no idle limit of its own. Without them (the KV host's h2c, Deno Deploy) the
+   * runtime's server listens itself and never closes an idle connection.
+   */
+  connections?: ConnectionLimits;
   /** Bun enforces this itself; on Deno functions/body.ts does. */
   maxRequestBodyBytes: number;
   /** Also accept HTTP/2 without TLS (h2c, prior knowledge), as Deno's KV client speaks. */

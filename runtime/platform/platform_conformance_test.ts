@@ -65,7 +65,7 @@ check("serve() answers on a free port, and close() lets a request in flight fini
   const server = await platform.serve({
     hostname: "127.0.0.1",
     port: 0,
-    idleTimeoutSeconds: 10,
+    connections: { headerTimeoutMs: 10_000, idleTimeoutMs: 10_000, connectionsMax: 16 },
     maxRequestBodyBytes: 1024,
   }, async (request) => {
     if (new URL(request.url).pathname !== "/slow") {

@@ -2,7 +2,7 @@
 // table (runtime/config/) includes these same rows, so the embedded app, the functions as
 // their own process (functions/main.ts) and Deno Deploy (functions/deploy.ts) read the
 // same environment variables with the same defaults and checks.
-import { fromEnv, intSetting } from "./setting.ts";
+import { choiceSetting, fromEnv, intSetting } from "./setting.ts";
 
 const MIB = 1024 * 1024;
 
@@ -81,6 +81,84 @@ export const ROUTE_CACHE_MS = intSetting("routeCacheMs", "MQ_ROUTE_CACHE_MS", {
  * queryMessageNumsMax can lower it, not raise it. */
 export const QUERY_MESSAGE_NUMS_CEILING = 64;
 
+// How long the HTTP server waits for a client and how many it keeps, enforced by the
+// platform's connection guard (runtime/platform/conn_guard.ts) on Deno and Bun alike; a
+// request in flight (a long poll) is never idle.
+export const HTTP_HEADER_TIMEOUT_MS = intSetting(
+  "httpHeaderTimeoutMs",
+  "MQ_HTTP_HEADER_TIMEOUT_MS",
+  {
+    unit: "ms",
+    default: 10_000,
+    min: 1,
+    doc:
+      "A request's line and headers must arrive within this time from their first byte, or the connection is closed (slow-loris defence).",
+  },
+);
+export const HTTP_IDLE_TIMEOUT_MS = intSetting("httpIdleTimeoutMs", "MQ_HTTP_IDLE_TIMEOUT_MS", {
+  unit: "ms",
+  default: 30_000,
+  min: 1,
+  doc:
+    "A keep-alive connection with no request in flight and no bytes moving is closed after this time; a held long poll is in flight.",
+  rocketmq: "serverChannelMaxIdleTimeSeconds",
+});
+export const HTTP_CONNECTIONS_MAX = intSetting("httpConnectionsMax", "MQ_HTTP_CONNECTIONS_MAX", {
+  unit: "count",
+  default: 4096,
+  min: 1,
+  why:
+    "each connection holds three file descriptors: the client's and both ends of the loopback hop to the server",
+  doc: "Open HTTP connections; one more is closed as soon as it is accepted.",
+});
+
+export const HTTP_CONNECTION_GUARD = choiceSetting(
+  "httpConnectionGuard",
+  "MQ_HTTP_CONNECTION_GUARD",
+  ["auto", "on", "off"],
+  {
+    default: "auto",
+    doc:
+      "Enforce httpHeaderTimeoutMs, httpIdleTimeoutMs and httpConnectionsMax through a TCP front before the runtime's server, which costs single produces a large share of their rate (bench/README.md). auto: on unless the server listens on loopback only (the default 127.0.0.1: nothing untrusted can connect); off only behind a proxy that enforces such limits.",
+  },
+);
+
+/** The rows behind the platform's ConnectionLimits. */
+export const HTTP_CONNECTION_SETTINGS = {
+  guard: HTTP_CONNECTION_GUARD,
+  headerTimeoutMs: HTTP_HEADER_TIMEOUT_MS,
+  idleTimeoutMs: HTTP_IDLE_TIMEOUT_MS,
+  connectionsMax: HTTP_CONNECTIONS_MAX,
+} as const;
+
+export interface HttpConnectionLimits {
+  headerTimeoutMs: number;
+  idleTimeoutMs: number;
+  connectionsMax: number;
+}
+
+/** Whether `hostname` accepts connections from this machine only. */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "::1" || hostname === "[::1]" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** The connection limits for a server listening on `hostname`; undefined: none (no guard). */
+export function httpConnectionLimits(config: {
+  httpConnectionGuard: "auto" | "on" | "off";
+  httpHeaderTimeoutMs: number;
+  httpIdleTimeoutMs: number;
+  httpConnectionsMax: number;
+}, hostname: string): HttpConnectionLimits | undefined {
+  const guard = config.httpConnectionGuard;
+  if (guard === "off" || (guard === "auto" && isLoopbackHost(hostname))) return undefined;
+  return {
+    headerTimeoutMs: config.httpHeaderTimeoutMs,
+    idleTimeoutMs: config.httpIdleTimeoutMs,
+    connectionsMax: config.httpConnectionsMax,
+  };
+}
+
 export interface FunctionsLimits {
   /** Largest message body (the broker's maxMessageSize), bytes. */
   maxMessageSize: number;
@@ -108,6 +186,7 @@ export const LIMIT_SETTINGS = {
 /** The settings the functions read when they run as their own process or on Deploy. */
 export const FUNCTIONS_SETTINGS = [
   ...Object.values(LIMIT_SETTINGS),
+  ...Object.values(HTTP_CONNECTION_SETTINGS),
   ROUTE_EXPIRY_MS,
   ROUTE_CACHE_MS,
 ];
@@ -131,8 +210,13 @@ export function functionsLimits(config: LimitsSource): FunctionsLimits {
   };
 }
 
+/** Where split-mode functions listen unless HOST says otherwise. */
+export const FUNCTIONS_HOST_DEFAULT = "127.0.0.1";
+
 export interface FunctionsSettings {
   limits: FunctionsLimits;
+  /** Undefined when the guard is off (httpConnectionGuard, and for auto the HOST). */
+  connections: HttpConnectionLimits | undefined;
   routeExpiryMs: number;
   routeCacheMs: number;
 }
@@ -154,6 +238,12 @@ export function functionsSettingsFromEnv(
       idempotencyKeyBytesMax: fromEnv(s.idempotencyKeyBytesMax, env),
       userPropertiesMax: fromEnv(s.userPropertiesMax, env),
     },
+    connections: httpConnectionLimits({
+      httpConnectionGuard: fromEnv(HTTP_CONNECTION_GUARD, env),
+      httpHeaderTimeoutMs: fromEnv(HTTP_HEADER_TIMEOUT_MS, env),
+      httpIdleTimeoutMs: fromEnv(HTTP_IDLE_TIMEOUT_MS, env),
+      httpConnectionsMax: fromEnv(HTTP_CONNECTIONS_MAX, env),
+    }, env.HOST || FUNCTIONS_HOST_DEFAULT),
     routeExpiryMs: fromEnv(ROUTE_EXPIRY_MS, env),
     routeCacheMs: fromEnv(ROUTE_CACHE_MS, env),
   };

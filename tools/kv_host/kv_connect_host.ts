@@ -215,7 +215,6 @@ export async function startKvHost(options: KvHostOptions): Promise<KvHost> {
     hostname,
     port: options.port ?? 0,
     // No idle cut-off: watch streams carry keep-alive frames anyway.
-    idleTimeoutSeconds: 0,
     maxRequestBodyBytes: KV_HOST_REQUEST_BYTES_MAX,
     h2c: true,
   }, handler);

@@ -1,0 +1,55 @@
+// The connection guard's front on node:net (conn_guard.ts): the same code on Deno and Bun.
+import * as net from "node:net";
+import type { Front, FrontOptions } from "./conn_guard.ts";
+
+export function listenNodeFront(options: FrontOptions): Promise<Front> {
+  const { tracker } = options;
+  const server = net.createServer({ noDelay: true }, (client) => {
+    // Called by the sweep or on close, never before `upstream` below is set.
+    const c = tracker.admit(() => {
+      client.destroy();
+      upstream.destroy();
+    });
+    if (!c) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect({ port: options.upstreamPort, host: "127.0.0.1", noDelay: true });
+    client.on("data", (chunk: Uint8Array) => {
+      tracker.fromClient(c, chunk);
+      if (!upstream.write(chunk)) client.pause();
+    });
+    upstream.on("data", (chunk: Uint8Array) => {
+      tracker.fromUpstream(c, chunk);
+      if (!client.write(chunk)) upstream.pause();
+    });
+    upstream.on("drain", () => client.resume());
+    client.on("drain", () => upstream.resume());
+    client.on("end", () => upstream.end());
+    // The server will answer nothing more: flush what it sent, then close the client even
+    // if it never sends its own FIN (a graceful shutdown waits for every client).
+    upstream.on("end", () => client.end(() => client.destroy()));
+    const done = () => {
+      tracker.release(c);
+      c.destroy();
+    };
+    client.on("close", done);
+    upstream.on("close", done);
+    client.on("error", done);
+    upstream.on("error", done);
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      server.off("error", reject);
+      const { port } = server.address() as net.AddressInfo;
+      resolve({
+        port,
+        close() {
+          server.close();
+          return Promise.resolve();
+        },
+      });
+    });
+  });
+}
