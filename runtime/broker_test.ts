@@ -2,46 +2,16 @@
 // the replication gate is asked on every client write, its errors passed through unchanged.
 // pull() and receive(): the client's signal is read only to wait, and releases the wait.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { loadBrokerConfig } from "./config.ts";
-import { Broker, type ReplicationGate } from "./broker.ts";
+import type { Broker, ReplicationGate } from "./broker.ts";
+import { withBroker as withTestBroker } from "../tests/support/broker_testing.ts";
 import { BrokerError } from "./protocol/errors.ts";
-import { NodeFilePort } from "../storage/node_fs_port.ts";
-import { pickPlatform } from "./platform/pick.ts";
 
-const platform = await pickPlatform();
-
-async function withBroker(
+function withBroker(
   gate: ReplicationGate | undefined,
   env: Record<string, string>,
   f: (broker: Broker) => Promise<void>,
 ) {
-  const dataDir = mkdtempSync(`${tmpdir()}/mq-produce-test-`);
-  const config = loadBrokerConfig({}, {
-    DATA_DIR: dataDir,
-    PORT: "0",
-    MQ_SEGMENT_ZERO_FILL: "false",
-    ...env,
-  }, []);
-  const broker = await Broker.open({
-    config,
-    files: new NodeFilePort(),
-    nowMs: () => Date.now(),
-    log: () => {},
-    runtime: "test",
-    pid: 1,
-    random: () => 0.5,
-    bodyText: platform.bodyText,
-    openSqlite: platform.openSqlite,
-    ...(gate ? { replication: gate } : {}),
-  });
-  try {
-    await f(broker);
-  } finally {
-    await broker.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  return withTestBroker(env, f, gate);
 }
 
 const body = new TextEncoder().encode("hello");

@@ -2,7 +2,7 @@
 // typed refusal that stores nothing, auto-create included, concurrent creates included.
 import assert from "node:assert/strict";
 import type { Broker } from "../broker.ts";
-import { withBroker } from "../broker_testing.ts";
+import { withBroker } from "../../tests/support/broker_testing.ts";
 import { BrokerError } from "../protocol/errors.ts";
 
 const body = new TextEncoder().encode("x");

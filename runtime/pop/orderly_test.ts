@@ -1,7 +1,7 @@
 // OrderlyPop keeps which message of each queue is out under a key of (group, topic, queue).
 // Names may hold `|`, so the key must not be a `|`-joined string (issue #19, point 6).
 import assert from "node:assert/strict";
-import { withBroker } from "../broker_testing.ts";
+import { withBroker } from "../../tests/support/broker_testing.ts";
 
 Deno.test("OrderlyPop: group a|b on topic c and group a on topic b|c are different queues", async () => {
   await withBroker({}, async (broker) => {

@@ -2,7 +2,7 @@
 // (issue #19, point 8).
 import assert from "node:assert/strict";
 import type { Broker } from "../broker.ts";
-import { withBroker } from "../broker_testing.ts";
+import { withBroker } from "../../tests/support/broker_testing.ts";
 
 const body = (text: string) => new TextEncoder().encode(text);
 

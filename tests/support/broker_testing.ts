@@ -1,15 +1,17 @@
 // An in-process Broker on a fresh data folder, for tests: `withBroker(env, f)` opens it with
-// the settings `env` names (as the environment would), runs `f`, then closes and removes it.
+// the settings `env` names (as the environment would), runs `f`, then closes and removes it;
+// `replication` makes it a replicated group's master behind that gate.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { loadBrokerConfig } from "./config.ts";
-import { Broker } from "./broker.ts";
-import { NodeFilePort } from "../storage/node_fs_port.ts";
-import { pickPlatform } from "./platform/pick.ts";
+import { loadBrokerConfig } from "../../runtime/config.ts";
+import { Broker, type ReplicationGate } from "../../runtime/broker.ts";
+import { NodeFilePort } from "../../storage/node_fs_port.ts";
+import { pickPlatform } from "../../runtime/platform/pick.ts";
 
 export async function withBroker(
   env: Record<string, string>,
   f: (broker: Broker) => Promise<void>,
+  replication?: ReplicationGate,
 ): Promise<void> {
   const platform = await pickPlatform();
   const dataDir = mkdtempSync(`${tmpdir()}/mq-broker-test-`);
@@ -29,6 +31,7 @@ export async function withBroker(
     random: () => 0.5,
     bodyText: platform.bodyText,
     openSqlite: platform.openSqlite,
+    ...(replication ? { replication } : {}),
   });
   try {
     await f(broker);
