@@ -186,13 +186,16 @@ export class MessageReader {
   #readFailed(offset: number, reason: string): void {
     // Retention removed it meanwhile: not damage, and consumers move past it as RocketMQ's do.
     if (offset < this.parts.commitLog.minOffset) return;
-    this.#corruptReads++;
+    const count = ++this.#corruptReads;
+    // Every reader of a damaged record meets it again: log the 1st, 2nd, 4th, 8th… so a busy
+    // queue cannot flood the log; the counter (stats().corruptReads) holds every one.
+    if ((count & (count - 1)) !== 0) return;
     const err = new CorruptRecordError(offset, reason);
     this.parts.log("error", "read skipped a corrupt record", {
       err: String(err),
       offset,
       reason,
-      corruptReads: this.#corruptReads,
+      corruptReads: count,
     });
   }
 }

@@ -48,6 +48,14 @@ Deno.test("MessageReader.getMessage() logs and counts a record whose CRC fails, 
   assert.equal(store.stats().corruptReads, 2);
   assert.equal(store.lookMessageByOffset(victim.physicalOffset + 1), undefined);
   assert.equal(store.stats().corruptReads, 2);
+
+  // Every read counts; the log keeps the 1st, 2nd, 4th, 8th… so readers cannot flood it.
+  for (let i = 0; i < 6; i++) store.getMessage("T", 0, 1, { maxMsgNums: 1, maxBytes: 1 << 20 });
+  assert.equal(store.stats().corruptReads, 8);
+  assert.deepEqual(
+    logged.filter((l) => l.level === "error").map((l) => l.fields?.corruptReads),
+    [1, 2, 4, 8],
+  );
   await store.close();
 });
 
