@@ -218,3 +218,16 @@ Deno.test("pull and receive hand the broker a getter for the client's signal, re
     assert.equal(signal.aborted, true, "it is the request's own signal");
   }
 });
+
+Deno.test("a receive whose clientId is not text is refused, naming what clientId must be", async () => {
+  const a = await app(fakeBroker());
+  const res = await a.request("/v1/groups/g/receive", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ topic: "t", clientId: 5 }),
+  });
+  assert.equal(res.status, 400);
+  const problem = await res.json();
+  assert.equal(problem.type, "/problems/invalid-parameter");
+  assert.match(problem.detail, /clientId must be 1-255 visible ASCII characters/);
+});

@@ -81,6 +81,8 @@ export function popRoutes(
             ? "Cannot receive without topic"
             : path === "waitMs"
             ? `waitMs must be at most ${limits.pullWaitMsMax}`
+            : path === "clientId"
+            ? "clientId must be 1-255 visible ASCII characters"
             : `${path} must be a non-negative integer`,
       });
       const topic = readableTopic.parse(body.topic);
