@@ -37,7 +37,7 @@ export const PULL_WAIT_MS_MAX = intSetting("pullWaitMsMax", "MQ_PULL_WAIT_MS_MAX
   unit: "ms",
   default: 15_000,
   max: 60_000,
-  why: "Bun closes idle requests after 255 s at most",
+  why: "a held pull keeps a connection and a heldPullsMax slot; a client re-polls instead",
   doc: "Longest a long-polling pull is held.",
   rocketmq: "BROKER_SUSPEND_MAX_TIME_MILLIS",
 });
