@@ -55,7 +55,10 @@ Deno.test("loadBrokerConfig() refusals name the setting, the value and what is a
   );
 
   const wait = refusal(() => loadBrokerConfig({}, {}, ["--pull-wait-ms-max", "90000"]));
-  assert.match(wait.message, /pullWaitMsMax must be an integer from 0 to 60000 \(a held pull keeps/);
+  assert.match(
+    wait.message,
+    /pullWaitMsMax must be an integer from 0 to 60000 \(a held pull keeps/,
+  );
 
   const disk = refusal(() => loadBrokerConfig({ store: { diskMaxUsedSpaceRatio: 101 } }, {}, []));
   assert.equal(disk.setting, "store.diskMaxUsedSpaceRatio");
