@@ -1,19 +1,9 @@
 import type { BrokerClient } from "../runtime/protocol/core_api.ts";
 import assert from "node:assert/strict";
+import { TEST_LIMITS } from "./testing.ts";
 import { createApp, openApiDocument } from "./app.ts";
 import type { ProduceResult } from "../runtime/protocol/types.ts";
 import { BrokerError } from "../runtime/protocol/errors.ts";
-
-const limits = {
-  maxMessageSize: 1024,
-  batchBodyBytesMax: 4096,
-  batchItemsMax: 10,
-  bodyReadTimeoutMs: 1000,
-  pullWaitMsMax: 15_000,
-  pullMsgNumsMax: 100,
-  idempotencyKeyBytesMax: 64,
-  userPropertiesMax: 4,
-};
 
 /** What a fake broker's produce answers for `topic`. */
 function produced(topic: string): ProduceResult {
@@ -43,7 +33,7 @@ async function app(
   return await createApp({
     broker: { get: () => Promise.resolve(broker), failed: () => {} },
     apiKeys,
-    limits,
+    limits: TEST_LIMITS,
     log: () => {},
   });
 }
@@ -161,7 +151,7 @@ Deno.test("produce: a replay is 200 with Idempotent-Replayed; NOT_LEADER tells t
   const a = await createApp({
     broker: { get: () => Promise.resolve(broker), failed: (b, err) => told.push(b, err) },
     apiKeys: [],
-    limits,
+    limits: TEST_LIMITS,
     log: () => {},
   });
   const send = () => a.request("/v1/topics/T/messages", { method: "POST", body: "x" });

@@ -2,18 +2,8 @@ import assert from "node:assert/strict";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import type { BrokerClient } from "../runtime/protocol/core_api.ts";
 import type { HaApi } from "../runtime/protocol/ha_api.ts";
+import { TEST_LIMITS } from "./testing.ts";
 import { createApp } from "./app.ts";
-
-const limits = {
-  maxMessageSize: 1024,
-  batchBodyBytesMax: 4096,
-  batchItemsMax: 10,
-  bodyReadTimeoutMs: 1000,
-  pullWaitMsMax: 15_000,
-  pullMsgNumsMax: 100,
-  idempotencyKeyBytesMax: 64,
-  userPropertiesMax: 4,
-};
 
 const ha: HaApi = {
   status: () => {
@@ -27,7 +17,7 @@ async function fullApp() {
   return await createApp({
     broker: { get: () => Promise.reject(new Error("no broker")), failed: () => {} },
     apiKeys: [{ key: "k".repeat(20), name: "admin", admin: true }],
-    limits,
+    limits: TEST_LIMITS,
     log: () => {},
     ha,
   });
@@ -149,7 +139,7 @@ Deno.test("HA: status is open, the metadata snapshot needs an admin key", async 
       { key: "a".repeat(20), name: "admin", admin: true },
       { key: "r".repeat(20), name: "reader", subscribe: ["*"] },
     ],
-    limits,
+    limits: TEST_LIMITS,
     log: () => {},
     ha: {
       status: () => ({
@@ -183,7 +173,7 @@ Deno.test("HA routes are absent without an HA node", async () => {
   const app = await createApp({
     broker: { get: () => Promise.reject(new Error("no broker")), failed: () => {} },
     apiKeys: [],
-    limits,
+    limits: TEST_LIMITS,
     log: () => {},
   });
   const res = await app.request("/v1/ha/status");

@@ -3,6 +3,7 @@
 // resources it does not. A route added without a row here fails the first test.
 import assert from "node:assert/strict";
 import type { BrokerClient } from "../runtime/protocol/core_api.ts";
+import { TEST_LIMITS } from "./testing.ts";
 import { createApp } from "./app.ts";
 
 const KEY = { pub: "p".repeat(20), sub: "s".repeat(20), admin: "a".repeat(20) };
@@ -157,16 +158,7 @@ async function rightsApp() {
   return await createApp({
     broker: { get: () => Promise.resolve(fakeBroker()), failed: () => {} },
     apiKeys: API_KEYS,
-    limits: {
-      maxMessageSize: 1024,
-      batchBodyBytesMax: 4096,
-      batchItemsMax: 10,
-      bodyReadTimeoutMs: 1000,
-      pullWaitMsMax: 15_000,
-      pullMsgNumsMax: 100,
-      idempotencyKeyBytesMax: 64,
-      userPropertiesMax: 4,
-    },
+    limits: TEST_LIMITS,
     log: () => {},
   });
 }

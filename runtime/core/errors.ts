@@ -4,7 +4,7 @@ import { BrokerError } from "../protocol/errors.ts";
 import { fromStoreError } from "../wire.ts";
 
 /** Any failure as a catalogue error: store refusals mapped, the unknown as INTERNAL. */
-export function asBrokerError(err: unknown): BrokerError {
+function asBrokerError(err: unknown): BrokerError {
   if (err instanceof BrokerError) return err;
   const mapped = fromStoreError(err);
   if (mapped instanceof BrokerError) return mapped;

@@ -138,7 +138,7 @@ export interface HttpConnectionLimits {
 }
 
 /** Whether `hostname` accepts connections from this machine only. */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   return hostname === "localhost" || hostname === "::1" || hostname === "[::1]" ||
     /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
