@@ -16,8 +16,6 @@ import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 /** Deno.serve's defaults; Deploy picks the address itself. */
 const HOSTNAME = "0.0.0.0";
 const PORT_DEFAULT = "8000";
-/** A backstop only: functions/body.ts enforces the limits (Deno.serve has none of its own). */
-const REQUEST_BODY_BYTES_MAX = 1024 * 1024 * 1024;
 
 // Deploy runs Deno only, so this entry needs no pick.
 const platform = denoPlatform();
@@ -31,7 +29,9 @@ if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.
-const { limits, routeExpiryMs, routeCacheMs } = functionsSettingsFromEnv(process.env);
+const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop } = functionsSettingsFromEnv(
+  process.env,
+);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 const app = await createApp({
@@ -52,5 +52,5 @@ const app = await createApp({
 await platform.serve({
   hostname: HOSTNAME,
   port: Number(env("PORT", PORT_DEFAULT)),
-  maxRequestBodyBytes: REQUEST_BODY_BYTES_MAX,
+  maxRequestBodyBytes: requestBodyBytesBackstop,
 }, app.fetch);

@@ -22,9 +22,6 @@ const int = (name: string, fallback: number) => {
   return Number(v);
 };
 
-/** Bun.serve's own default: bodies above it get Bun's 413 before functions/body.ts sees them. */
-const REQUEST_BODY_BYTES_MAX = 128 * 1024 * 1024;
-
 const platform = await pickPlatform();
 const nowMs = platform.clock.wallMs;
 const log = jsonLogger({
@@ -70,7 +67,7 @@ const server = await platform.serve({
   hostname,
   port,
   connections: settings.connections,
-  maxRequestBodyBytes: REQUEST_BODY_BYTES_MAX,
+  maxRequestBodyBytes: settings.requestBodyBytesBackstop,
 }, app.fetch);
 const url = `http://${hostname}:${server.port}`;
 log("info", "functions listening", { url, kv: kvUrl });

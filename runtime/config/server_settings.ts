@@ -18,6 +18,7 @@ import {
   HTTP_HEADER_TIMEOUT_MS,
   HTTP_IDLE_TIMEOUT_MS,
   IDEMPOTENCY_KEY_BYTES_MAX,
+  REQUEST_BODY_BYTES_BACKSTOP,
   ROUTE_EXPIRY_MS,
   USER_PROPERTIES_MAX,
 } from "../protocol/limits.ts";
@@ -101,14 +102,7 @@ export const SERVER_SETTINGS = [
   HTTP_HEADER_TIMEOUT_MS,
   HTTP_IDLE_TIMEOUT_MS,
   HTTP_CONNECTIONS_MAX,
-  intSetting("requestBodyBytesBackstop", "MQ_REQUEST_BODY_BYTES_BACKSTOP", {
-    unit: "bytes",
-    default: 1024 * 1024 * 1024,
-    defaultText: "1073741824 (1 GiB)",
-    min: 1,
-    doc:
-      "The HTTP server's own body limit, a backstop only: the API's limits (batchBodyBytesMax, maxMessageSize) refuse first, with typed errors.",
-  }),
+  REQUEST_BODY_BYTES_BACKSTOP,
   intSetting("routeHeartbeatMs", "MQ_ROUTE_HEARTBEAT_MS", {
     unit: "ms",
     default: 30_000,

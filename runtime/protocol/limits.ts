@@ -184,11 +184,26 @@ export const LIMIT_SETTINGS = {
 } as const;
 
 /** The settings the functions read when they run as their own process or on Deploy. */
+/** Broker and functions alike: the HTTP server's own body limit, far above the API's. */
+export const REQUEST_BODY_BYTES_BACKSTOP = intSetting(
+  "requestBodyBytesBackstop",
+  "MQ_REQUEST_BODY_BYTES_BACKSTOP",
+  {
+    unit: "bytes",
+    default: 1024 * 1024 * 1024,
+    defaultText: "1073741824 (1 GiB)",
+    min: 1,
+    doc:
+      "The HTTP server's own body limit, a backstop only: the API's limits (batchBodyBytesMax, maxMessageSize) refuse first, with typed errors.",
+  },
+);
+
 export const FUNCTIONS_SETTINGS = [
   ...Object.values(LIMIT_SETTINGS),
   ...Object.values(HTTP_CONNECTION_SETTINGS),
   ROUTE_EXPIRY_MS,
   ROUTE_CACHE_MS,
+  REQUEST_BODY_BYTES_BACKSTOP,
 ];
 
 /** The part of a broker's config (BrokerConfig) the limits come from. */
@@ -219,6 +234,7 @@ export interface FunctionsSettings {
   connections: HttpConnectionLimits | undefined;
   routeExpiryMs: number;
   routeCacheMs: number;
+  requestBodyBytesBackstop: number;
 }
 
 /** The functions' settings from the environment (unset: the broker's defaults); throws
@@ -246,5 +262,6 @@ export function functionsSettingsFromEnv(
     }, env.HOST || FUNCTIONS_HOST_DEFAULT),
     routeExpiryMs: fromEnv(ROUTE_EXPIRY_MS, env),
     routeCacheMs: fromEnv(ROUTE_CACHE_MS, env),
+    requestBodyBytesBackstop: fromEnv(REQUEST_BODY_BYTES_BACKSTOP, env),
   };
 }
