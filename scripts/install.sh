@@ -16,3 +16,10 @@ if [ ! -x .tools/node_modules/.bin/deno ] || [ ! -x .tools/node_modules/.bin/bun
   npm install --prefix .tools --no-audit --no-fund --no-save --loglevel=error \
     "deno@$DENO_VERSION" "bun@$BUN_VERSION"
 fi
+# System services some tests need (headless Chromium for the browser tests), from Debian's
+# packages when this runs as root on Debian; elsewhere those tests say why they skip.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) \
+    >/dev/null 2>&1 || echo "install: chromium could not be installed; browser tests will skip"
+fi
