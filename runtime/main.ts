@@ -139,7 +139,7 @@ async function main() {
       core: broker,
       apiKeys: config.apiKeys,
       log,
-      listen: (o, onSocket) => platform.listenTcp(o, onSocket),
+      listen: (o, onSocket) => platform.listenTcpConnections(o, onSocket),
       host: config.host,
       advertisedHost: config.remotingAdvertisedHost,
       namesrvPort: config.namesrvPort,

@@ -190,7 +190,9 @@ for (const runtime of RUNTIMES) {
   });
 
   Deno.test(`remoting on ${runtime}: ordered keys, queue locks, rebalance notice, NameServer answers, malformed frames`, async () => {
-    await using broker = await startBroker(runtime, { env: ENV });
+    await using broker = await startBroker(runtime, {
+      env: { ...ENV, MQ_REMOTING_IDLE_TIMEOUT_MS: "1500" },
+    });
     const { namesrv, remoting } = addresses(broker);
     await broker.client.upsertTopic("Seq", { readQueueNums: 4, writeQueueNums: 4 });
 
@@ -358,5 +360,12 @@ for (const runtime of RUNTIMES) {
       await truncated.close();
     }
     assert.ok(broker.child.stderr.join("").includes("remoting frame refused"));
+
+    // A silent peer is timed out (remotingIdleTimeoutMs).
+    const silent = await RawRemoting.connect(remoting);
+    const started = performance.now();
+    await silent.closed;
+    const waited = performance.now() - started;
+    assert.ok(waited >= 1000 && waited < 10_000, `closed after ${waited} ms`);
   });
 }

@@ -16,6 +16,7 @@ import {
   unregister,
 } from "./consumer_handlers.ts";
 import { handlePull } from "./pull_handler.ts";
+import { offsetMessageIdPrefix } from "./message.ts";
 import { handleSend, longHeader } from "./send_handlers.ts";
 import {
   handleCreateTopic,
@@ -56,7 +57,11 @@ export class BrokerRole {
       consumers: this.consumers,
       autoCreateGroups: o.autoCreateGroups,
     };
-    const send = (req: RemotingCommand) => handleSend({ core, storeHost: o.storeHost }, req);
+    const sendDeps = {
+      core,
+      idPrefix: offsetMessageIdPrefix(o.storeHost.ip, o.storeHost.port),
+    };
+    const send = (req: RemotingCommand) => handleSend(sendDeps, req);
     const R = RequestCode;
     const on = (code: number, h: Handler) => this.#handlers.set(code, h);
     on(R.SEND_MESSAGE, send);

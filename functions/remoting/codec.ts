@@ -58,6 +58,9 @@ export class FrameError extends Error {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
+// JSON headers: a lenient decode (a fatal one costs Deno about twice as much); bytes that
+// are not UTF-8 become U+FFFD inside strings, or fail JSON.parse elsewhere.
+const lenient = new TextDecoder("utf-8");
 
 export function isResponse(cmd: RemotingCommand): boolean {
   return (cmd.flag & FLAG_RESPONSE) !== 0;
@@ -176,7 +179,7 @@ export function decodeCommand(payload: Uint8Array): RemotingCommand {
 function decodeJsonHeader(bytes: Uint8Array): RemotingCommand {
   let v: Record<string, unknown>;
   try {
-    v = JSON.parse(decoder.decode(bytes));
+    v = JSON.parse(lenient.decode(bytes));
   } catch {
     throw new FrameError("Header is not valid JSON");
   }
@@ -288,25 +291,37 @@ export class FrameDecoder {
   }
 
   push(chunk: Uint8Array): Uint8Array[] {
-    this.#append(chunk);
     const frames: Uint8Array[] = [];
-    for (;;) {
-      const have = this.#end - this.#start;
-      if (have < 4) break;
-      const b = this.#buf, s = this.#start;
+    let from = chunk;
+    if (this.#end === this.#start) {
+      // Nothing pending: whole frames are cut from the chunk itself (no copy); only a
+      // partial tail is kept.
+      const at = this.#cut(chunk, 0, chunk.length, frames);
+      if (at === chunk.length) return frames;
+      from = chunk.subarray(at);
+    }
+    this.#append(from);
+    this.#start = this.#cut(this.#buf, this.#start, this.#end, frames, true);
+    if (this.#start === this.#end) this.#start = this.#end = 0;
+    return frames;
+  }
+
+  /** Frames in b[start, end) into `frames`; returns where the first incomplete one starts.
+   * `copy`: the frames are copies (the buffer is reused), else views of `b`. */
+  #cut(b: Uint8Array, start: number, end: number, frames: Uint8Array[], copy = false): number {
+    let s = start;
+    while (end - s >= 4) {
       const length = ((b[s] << 24) | (b[s + 1] << 16) | (b[s + 2] << 8) | b[s + 3]) | 0;
       if (length < 4 || length > this.frameBytesMax) {
         throw new FrameError(
           `Frame length ${length} is outside 4-${this.frameBytesMax} (frameMaxLength)`,
         );
       }
-      if (have < 4 + length) break;
-      // A copy: the buffer is reused for later frames while this one is handled.
-      frames.push(b.slice(s + 4, s + 4 + length));
-      this.#start += 4 + length;
+      if (end - s < 4 + length) break;
+      frames.push(copy ? b.slice(s + 4, s + 4 + length) : b.subarray(s + 4, s + 4 + length));
+      s += 4 + length;
     }
-    if (this.#start === this.#end) this.#start = this.#end = 0;
-    return frames;
+    return s;
   }
 
   #append(chunk: Uint8Array): void {

@@ -153,12 +153,20 @@ function batchError(at: number): BrokerError {
 
 /** RocketMQ's offset message id: store IPv4 + int port + long CommitLog offset, hex. */
 export function offsetMessageId(storeIp: Uint8Array, storePort: number, offset: number): string {
-  const b = new Uint8Array(16);
-  const v = new DataView(b.buffer);
+  return offsetMessageIdPrefix(storeIp, storePort) + offsetHex(offset);
+}
+
+/** The first 16 hex characters of every offset message id of one store host. */
+export function offsetMessageIdPrefix(storeIp: Uint8Array, storePort: number): string {
+  const b = new Uint8Array(8);
   b.set(storeIp.subarray(0, 4), 0);
-  v.setInt32(4, storePort);
-  v.setBigInt64(8, BigInt(offset));
+  new DataView(b.buffer).setInt32(4, storePort);
   return [...b].map((x) => x.toString(16).padStart(2, "0")).join("").toUpperCase();
+}
+
+/** The last 16 hex characters: the CommitLog offset (a safe integer, so never negative). */
+export function offsetHex(offset: number): string {
+  return offset.toString(16).toUpperCase().padStart(16, "0");
 }
 
 /** The CommitLog offset inside an offset message id (32 hex characters), if it is one. */
@@ -167,7 +175,24 @@ export function offsetOfMessageId(id: string): number | undefined {
   return Number(BigInt("0x" + id.slice(16)));
 }
 
+/** The parts as one array: a view when they lie back to back in one buffer (a pull's
+ * records read into one arena), else a copy. */
 export function concatBytes(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  let adjacent = parts.length > 0;
+  for (let i = 1; i < parts.length && adjacent; i++) {
+    const a = parts[i - 1], b = parts[i];
+    adjacent = a.buffer === b.buffer && a.byteOffset + a.length === b.byteOffset;
+  }
+  if (adjacent) {
+    const last = parts[parts.length - 1];
+    const first = parts[0];
+    return new Uint8Array(
+      first.buffer,
+      first.byteOffset,
+      last.byteOffset + last.length - first.byteOffset,
+    );
+  }
   let size = 0;
   for (const p of parts) size += p.length;
   const out = new Uint8Array(size);

@@ -8,7 +8,8 @@ import { RequestCode } from "./codes.ts";
 import { ok, optionalInt, optionalText, type RemotingCore, text } from "./headers.ts";
 import {
   decodeBatch,
-  offsetMessageId,
+  offsetHex,
+  offsetMessageIdPrefix,
   parseProperties,
   plainBody,
   toProduceMessage,
@@ -42,8 +43,8 @@ export function longHeader(req: RemotingCommand): RemotingCommand {
 
 export interface SendDeps {
   core: RemotingCore;
-  /** The store host records carry (for offset message ids). */
-  storeHost: { ip: Uint8Array; port: number };
+  /** offsetMessageIdPrefix() of the store host records carry. */
+  idPrefix: string;
 }
 
 export async function handleSend(d: SendDeps, raw: RemotingCommand): Promise<RemotingCommand> {
@@ -96,7 +97,7 @@ async function sendBatch(
       throw new BrokerError("INVALID_PARAMETER", `Batch item ${r.index}: ${r.error.detail}`);
     }
     first ??= r;
-    ids.push(offsetMessageId(d.storeHost.ip, d.storeHost.port, r.commitLogOffset));
+    ids.push(d.idPrefix + offsetHex(r.commitLogOffset));
   }
   return ok(req, { ...answer(d, first!), msgId: ids.join(",") });
 }
@@ -108,7 +109,7 @@ function queueIdOf(queueId: number | undefined): number | undefined {
 
 function answer(d: SendDeps, r: ProduceResult): Record<string, string | number> {
   return {
-    msgId: offsetMessageId(d.storeHost.ip, d.storeHost.port, r.commitLogOffset),
+    msgId: d.idPrefix + offsetHex(r.commitLogOffset),
     queueId: r.queueId,
     queueOffset: r.queueOffset,
     // The core's message id (UNIQ_KEY), which HTTP lookups use, rides as the transaction id.
