@@ -9,7 +9,6 @@ import { ok, optionalInt, optionalText, type RemotingCore, text } from "./header
 import {
   decodeBatch,
   offsetHex,
-  offsetMessageIdPrefix,
   parseProperties,
   plainBody,
   toProduceMessage,
