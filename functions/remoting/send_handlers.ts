@@ -6,13 +6,7 @@ import type { ProduceResult } from "../../runtime/protocol/types.ts";
 import type { RemotingCommand } from "./codec.ts";
 import { RequestCode } from "./codes.ts";
 import { ok, optionalInt, optionalText, type RemotingCore, text } from "./headers.ts";
-import {
-  decodeBatch,
-  offsetHex,
-  parseProperties,
-  plainBody,
-  toProduceMessage,
-} from "./message.ts";
+import { decodeBatch, offsetHex, parseProperties, plainBody, toProduceMessage } from "./message.ts";
 
 /** SendMessageRequestHeaderV2's one-letter keys (reference/rocketmq.md §17). */
 const V2_KEYS: Record<string, string> = {
