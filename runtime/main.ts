@@ -128,9 +128,6 @@ async function main() {
     });
     await node.start();
   }
-  const routes = broker
-    ? await startRouteRegistration({ config, address, broker, log, nowMs, openKv: platform.openKv })
-    : undefined;
   // The RocketMQ remoting front end (NameServer and broker roles) over the same core; in a
   // replicated group it is not served yet (the core there changes with leadership).
   let remoting: RemotingFront | undefined;
@@ -156,6 +153,17 @@ async function main() {
       inFlightMax: config.remotingInFlightMax,
     });
   }
+  const routes = broker
+    ? await startRouteRegistration({
+      config,
+      address,
+      remotingAddress: remoting?.brokerAddress,
+      broker,
+      log,
+      nowMs,
+      openKv: platform.openKv,
+    })
+    : undefined;
   log("info", "broker listening", {
     address,
     dataDir: config.dataDir,

@@ -10,6 +10,8 @@ import { ChildRun, REPO_ROOT, RUNTIMES } from "./harness/process.ts";
 import { type BrokerProcess, startBroker } from "./harness/broker.ts";
 import { json, RawRemoting } from "./support/remoting_client.ts";
 import { RequestCode, ResponseCode } from "../functions/remoting/codes.ts";
+import { sign } from "../functions/remoting/auth.ts";
+import type { RemotingCommand } from "../functions/remoting/codec.ts";
 
 const ENV = {
   MQ_DELAY_LEVELS: "200ms 300ms 300ms 300ms 300ms 300ms",
@@ -56,8 +58,12 @@ function events(c: ChildRun, kind = "message"): Event[] {
   );
 }
 
-async function produce(nameSrv: string, messages: Record<string, unknown>[]): Promise<Event[]> {
-  await using p = aliOns({ nameSrv, produce: messages });
+async function produce(
+  nameSrv: string,
+  messages: Record<string, unknown>[],
+  extra: Record<string, string> = {},
+): Promise<Event[]> {
+  await using p = aliOns({ nameSrv, produce: messages, ...extra });
   await p.exited;
   const sent = events(p, "sent");
   assert.equal(sent.length, messages.length, p.stderr.join("").slice(-2000));
@@ -367,5 +373,46 @@ for (const runtime of RUNTIMES) {
     await silent.closed;
     const waited = performance.now() - started;
     assert.ok(waited >= 1000 && waited < 10_000, `closed after ${waited} ms`);
+  });
+
+  Deno.test(`remoting on ${runtime}: ACL signatures map onto API keys; NO_PERMISSION otherwise`, async () => {
+    const keys = [
+      { key: "app-secret-0123456789", name: "app", publish: ["Auth*"], subscribe: ["Auth*"] },
+    ];
+    await using broker = await startBroker(runtime, {
+      env: { ...ENV, MQ_API_KEYS: JSON.stringify(keys) },
+      token: "app-secret-0123456789",
+    });
+    const { namesrv, remoting } = addresses(broker);
+    // The real client signs with accessKey = the key's name, secretKey = the key.
+    const signed = { accessKey: "app", secretKey: "app-secret-0123456789" };
+    const sent = await produce(namesrv, [{ topic: "AuthTopic", body: "hi" }], signed);
+    assert.equal((sent[0] as { status?: string }).status, "SEND_OK");
+    await using refused = aliOns({
+      nameSrv: namesrv,
+      produce: [{ topic: "Other", body: "no" }],
+      ...signed,
+    });
+    await refused.exited;
+    assert.equal(events(refused, "sent").length, 0, "no publish right on Other");
+
+    const r = await RawRemoting.connect(remoting);
+    try {
+      const ext = { topic: "AuthTopic", queueId: "0" };
+      const unsigned = await r.request(RequestCode.GET_MAX_OFFSET, ext);
+      assert.equal(unsigned.code, ResponseCode.NO_PERMISSION);
+      const request = (secret: string) => {
+        const cmd = { extFields: { ...ext, AccessKey: "app" } } as unknown as RemotingCommand;
+        return r.request(RequestCode.GET_MAX_OFFSET, {
+          ...cmd.extFields,
+          Signature: sign(cmd, secret),
+        });
+      };
+      assert.equal((await request("wrong-secret-0123456789")).code, ResponseCode.NO_PERMISSION);
+      const ok = await request("app-secret-0123456789");
+      assert.equal(ok.code, ResponseCode.SUCCESS, ok.remark);
+    } finally {
+      await r.close();
+    }
   });
 }

@@ -25,11 +25,6 @@ export const REMOTING_SETTINGS = [
     doc: "Host the NameServer gives clients for this broker's remoting port.",
     rocketmq: "brokerIP1",
   }),
-  textSetting("brokerClusterName", "MQ_CLUSTER_NAME", {
-    default: "DefaultCluster",
-    doc: "Cluster name in route and cluster answers.",
-    rocketmq: "brokerClusterName",
-  }),
   intSetting("remotingFrameBytesMax", "MQ_REMOTING_FRAME_BYTES_MAX", {
     unit: "bytes",
     default: 16 * 1024 * 1024,
