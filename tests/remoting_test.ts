@@ -195,7 +195,7 @@ for (const runtime of RUNTIMES) {
     }
   });
 
-  Deno.test(`remoting on ${runtime}: ordered keys, queue locks, rebalance notice, NameServer answers, malformed frames`, async () => {
+  Deno.test(`remoting on ${runtime}: ordered keys, a second consumer rebalances, locks, notices, NameServer, malformed frames`, async () => {
     await using broker = await startBroker(runtime, {
       env: { ...ENV, MQ_REMOTING_IDLE_TIMEOUT_MS: "1500" },
     });
@@ -225,6 +225,25 @@ for (const runtime of RUNTIMES) {
       const seen = events(ordered).map((e) => e.body!).filter((b) => b.startsWith(k + ":"));
       assert.deepEqual(seen, [...Array(8).keys()].map((i) => `${k}:${i}`));
     }
+    // A second consumer joins the group: the broker lists both, and once both have
+    // rebalanced (ali-ons every 1 s here) the queues are split: each gets messages, none lost.
+    await using second = aliOns({ nameSrv: namesrv, consume: { group: "CG_seq", topic: "Seq" } });
+    await second.waitForJson("second consumer ready", (v) => v.event === "ready");
+    const spread = (c: ChildRun) => events(c).map((e) => e.body!).filter((b) => b.startsWith("r:"));
+    const sentSpread: string[] = [];
+    for (let round = 0; round < 40; round++) {
+      if (spread(ordered).length && spread(second).length) break;
+      const batch = [...Array(8).keys()].map((i) => ({ topic: "Seq", body: `r:${round}:${i}` }));
+      await produce(namesrv, batch);
+      sentSpread.push(...batch.map((m) => m.body));
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await ordered.waitFor("every spread message consumed", () => {
+      const seen = new Set([...spread(ordered), ...spread(second)]);
+      return sentSpread.every((b) => seen.has(b)) || undefined;
+    });
+    assert.ok(spread(ordered).length > 0 && spread(second).length > 0, "both consumers got some");
+    await closeConsumer(second);
     await closeConsumer(ordered);
 
     // Locks and the rebalance notice, with a bare client per member.

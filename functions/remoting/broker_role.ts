@@ -39,9 +39,16 @@ export interface BrokerRoleOptions {
   autoCreateGroups: boolean;
   /** Bound on the (group, topic) subscriptions remembered from heartbeats. */
   subscriptionsMax: number;
+  /** More request codes (the hook for END_TRANSACTION once transactions are in the core
+   * API); a code here replaces the built-in answer. */
+  extraHandlers?: ReadonlyMap<number, RemotingHandler>;
 }
 
-type Handler = (req: RemotingCommand, conn: Connection) => Promise<RemotingCommand | undefined>;
+export type RemotingHandler = (
+  req: RemotingCommand,
+  conn: Connection,
+) => Promise<RemotingCommand | undefined>;
+type Handler = RemotingHandler;
 
 export class BrokerRole {
   readonly consumers: RemotingConsumers;
@@ -83,6 +90,7 @@ export class BrokerRole {
     on(R.QUERY_MESSAGE, (req) => handleQueryMessage(core, req));
     on(R.UPDATE_AND_CREATE_TOPIC, (req) => handleCreateTopic(core, req));
     on(R.GET_BROKER_RUNTIME_INFO, (req) => handleRuntimeInfo(core, req));
+    for (const [code, handler] of o.extraHandlers ?? []) on(code, handler);
   }
 
   readonly handle: RequestHandler = (req, conn) => {
