@@ -135,6 +135,12 @@ for (const runtime of RUNTIMES) {
       assert.deepEqual(dlq!.messages.map((m) => m.body), ["bad"]);
       assert.equal(dlq!.messages[0].topic, "Orders");
 
+      // ali-ons deflates bodies of 4 KiB and more: the broker stores them inflated.
+      const big = "x".repeat(5000);
+      const [bigSent] = await produce(namesrv, [{ topic: "Orders", tags: "TagB", body: big }]);
+      const bigPulled = await mq.pull("Orders", bigSent.queueId!, { offset: bigSent.queueOffset! });
+      assert.equal(bigPulled.messages[0].body, big);
+
       // Remoting → HTTP: the same record, tag and keys.
       const a1 = sent[0];
       const pulled = await mq.pull("Orders", a1.queueId!, { offset: a1.queueOffset! });
@@ -337,6 +343,81 @@ for (const runtime of RUNTIMES) {
       assert.equal(binary.code, ResponseCode.SUCCESS);
     } finally {
       await ns.close();
+    }
+
+    // Batch and V1 sends, lookups and admin over a bare connection.
+    const admin = await RawRemoting.connect(remoting);
+    try {
+      const enc = new TextEncoder();
+      const item = (body: string, props: string) => {
+        const b = enc.encode(body), p = enc.encode(props);
+        const out = new Uint8Array(20 + b.length + 2 + p.length);
+        const v = new DataView(out.buffer);
+        v.setInt32(0, out.length);
+        v.setInt32(16, b.length);
+        out.set(b, 20);
+        v.setInt16(20 + b.length, p.length);
+        out.set(p, 22 + b.length);
+        return out;
+      };
+      const batch = [item("b-0", "KEYS\u0001bk\u0002"), item("b-1", ""), item("b-2", "")];
+      const body = new Uint8Array(batch.reduce((n, x) => n + x.length, 0));
+      batch.reduce((at, x) => (body.set(x, at), at + x.length), 0);
+      const sentBatch = await admin.request(RequestCode.SEND_BATCH_MESSAGE, {
+        a: "PG",
+        b: "Seq",
+        e: 3,
+        f: 0,
+        g: Date.now(),
+        i: "",
+      }, body);
+      assert.equal(sentBatch.code, ResponseCode.SUCCESS, sentBatch.remark);
+      assert.equal(sentBatch.extFields.msgId.split(",").length, 3);
+      const first = Number(sentBatch.extFields.queueOffset);
+      const page = await broker.client.pull("Seq", 3, { offset: first });
+      assert.deepEqual(page.messages.slice(0, 3).map((m) => m.body), ["b-0", "b-1", "b-2"]);
+      const v1 = await admin.request(RequestCode.SEND_MESSAGE, {
+        producerGroup: "PG",
+        topic: "Seq",
+        queueId: 3,
+        sysFlag: 0,
+        bornTimestamp: Date.now(),
+        properties: "TAGS\u0001v1\u0002",
+      }, enc.encode("v1-body"));
+      assert.equal(v1.code, ResponseCode.SUCCESS, v1.remark);
+      assert.equal(Number(v1.extFields.queueOffset), first + 3);
+      // VIEW_MESSAGE_BY_ID reads the offset message id's CommitLog offset.
+      const offset = Number(BigInt("0x" + v1.extFields.msgId.slice(16)));
+      const view = await admin.request(RequestCode.VIEW_MESSAGE_BY_ID, { offset });
+      assert.equal(view.code, ResponseCode.SUCCESS);
+      assert.ok(new TextDecoder().decode(view.body).includes("v1-body"));
+      const byKey = await admin.request(RequestCode.QUERY_MESSAGE, {
+        topic: "Seq",
+        key: "bk",
+        maxNum: 8,
+        beginTimestamp: 0,
+        endTimestamp: Date.now() + 1000,
+      });
+      assert.equal(byKey.code, ResponseCode.SUCCESS, byKey.remark);
+      assert.ok(new TextDecoder().decode(byKey.body).includes("b-0"));
+      const byTime = await admin.request(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, {
+        topic: "Seq",
+        queueId: 3,
+        timestamp: 0,
+      });
+      assert.equal(Number(byTime.extFields.offset), 0);
+      const created = await admin.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {
+        topic: "Made",
+        readQueueNums: 2,
+        writeQueueNums: 2,
+        perm: 6,
+      });
+      assert.equal(created.code, ResponseCode.SUCCESS, created.remark);
+      assert.equal((await broker.client.getTopic("Made")).writeQueueNums, 2);
+      const info = await admin.request(RequestCode.GET_BROKER_RUNTIME_INFO);
+      assert.equal((json(info) as { table: { brokerName: string } }).table.brokerName, "broker-a");
+    } finally {
+      await admin.close();
     }
 
     // Malformed frames: each gets an error answer or a clean close; the broker keeps serving.
