@@ -151,6 +151,12 @@ async function main() {
       idleTimeoutMs: config.remotingIdleTimeoutMs,
       connectionsMax: config.remotingConnectionsMax,
       inFlightMax: config.remotingInFlightMax,
+    }).catch(async (err) => {
+      // A taken port: say which setting to change, and close the store cleanly.
+      process.stderr.write(`${(err as Error).message}\n`);
+      await server.close();
+      await broker.close();
+      process.exit(2);
     });
   }
   const routes = broker

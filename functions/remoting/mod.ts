@@ -75,7 +75,9 @@ export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> 
   const brokerListener = await o.listen(
     { hostname: o.host, port: o.remotingPort },
     (s) => brokerServer.accept(s),
-  );
+  ).catch((err) => {
+    throw listenError("broker", o.host, o.remotingPort, "MQ_REMOTING_PORT", err);
+  });
   const host = o.advertisedHost || (o.host === "0.0.0.0" || o.host === "::" ? "127.0.0.1" : o.host);
   const brokerAddress = `${host}:${brokerListener.port}`;
   const namesrvServer = new RemotingServer({
@@ -101,7 +103,7 @@ export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> 
     );
   } catch (err) {
     await brokerListener.close();
-    throw err;
+    throw listenError("NameServer", o.host, o.namesrvPort, "MQ_NAMESRV_PORT", err);
   }
   return {
     namesrvAddress: `${host}:${namesrvListener.port}`,
@@ -115,4 +117,13 @@ export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> 
       await closing;
     },
   };
+}
+
+function listenError(role: string, host: string, port: number, env: string, cause: unknown) {
+  return new Error(
+    `Cannot listen on ${host}:${port} for the remoting ${role} role (${env}): ${
+      (cause as Error)?.message ?? cause
+    }; choose another port (0 picks a free one) or set MQ_REMOTING=false`,
+    { cause },
+  );
 }

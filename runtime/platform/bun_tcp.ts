@@ -119,6 +119,17 @@ export function listenBunTcp(
   options: TcpListenOptions,
   onConnection: (connection: TcpConnection) => void,
 ): Promise<TcpServer> {
+  try {
+    return Promise.resolve(listen(options, onConnection));
+  } catch (err) {
+    return Promise.reject(err); // a taken port: as node:net, a rejection
+  }
+}
+
+function listen(
+  options: TcpListenOptions,
+  onConnection: (connection: TcpConnection) => void,
+): TcpServer {
   const server = Bun.listen({
     hostname: options.hostname,
     port: options.port,
@@ -142,11 +153,11 @@ export function listenBunTcp(
       },
     },
   });
-  return Promise.resolve({
+  return {
     port: server.port,
     close: () => {
       server.stop(false);
       return Promise.resolve();
     },
-  });
+  };
 }
