@@ -6,7 +6,7 @@ import { Authenticator } from "../auth.ts";
 import { RemotingAuth } from "./auth.ts";
 import { BrokerRole } from "./broker_role.ts";
 import type { RemotingCore } from "./headers.ts";
-import { namesrvHandler } from "./namesrv.ts";
+import { namesrvHandler, type NamesrvRoute } from "./namesrv.ts";
 import { type RemotingLog, RemotingServer, type RemotingSocket } from "./server.ts";
 
 export interface TcpListener {
@@ -38,6 +38,10 @@ export interface RemotingOptions {
   idleTimeoutMs: number;
   connectionsMax: number;
   inFlightMax: number;
+  /** The NameServer's broker groups; default: this broker alone (its topics, its remoting
+   * address). The hook for routes over several groups (the KV route table's entries carry
+   * `remotingAddress`). */
+  routes?: (self: NamesrvRoute) => Promise<NamesrvRoute[]>;
 }
 
 export interface RemotingFront {
@@ -84,12 +88,15 @@ export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> 
     ...limits,
     role: "namesrv",
     handler: namesrvHandler({
-      routes: async () => [{
-        cluster: o.clusterName,
-        brokerName: o.brokerName,
-        brokerAddrs: { "0": brokerAddress },
-        topics: await o.core.listTopics(),
-      }],
+      routes: async () => {
+        const self: NamesrvRoute = {
+          cluster: o.clusterName,
+          brokerName: o.brokerName,
+          brokerAddrs: { "0": brokerAddress },
+          topics: await o.core.listTopics(),
+        };
+        return o.routes ? o.routes(self) : [self];
+      },
       createTopic: o.autoCreateTopics ? (name) => o.core.upsertTopic(name, {}) : undefined,
       defaultTopicQueueNums: o.defaultTopicQueueNums,
       auth,
