@@ -45,12 +45,18 @@ export async function handlePull(
   const waitMs = sysFlag & PullSysFlag.SUSPEND ? optionalInt(req, "suspendTimeoutMillis") ?? 0 : 0;
   const max = optionalInt(req, "maxMsgNums");
   try {
-    const got = await d.core.pullRecords(topic, queueId, {
+    const request = {
       offset,
       max: max !== undefined && max > 0 ? max : undefined,
-      waitMs,
+      waitMs: 0,
       tags: tags === undefined || tags.trim() === "" ? undefined : tags,
-    }, conn.signal);
+    };
+    // As RocketMQ: a pull that only skipped filtered messages answers at once with the
+    // offset it reached (PULL_RETRY_IMMEDIATELY); only one that found nothing new is held.
+    let got = await d.core.pullRecords(topic, queueId, request, conn.signal);
+    if (got.status === "NO_NEW_MESSAGE" && waitMs > 0) {
+      got = await d.core.pullRecords(topic, queueId, { ...request, waitMs }, conn.signal);
+    }
     const header = {
       nextBeginOffset: String(got.nextOffset),
       minOffset: String(got.minOffset),
