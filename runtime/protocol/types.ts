@@ -346,3 +346,29 @@ export type AckResult =
     ok: false;
     error: { type: string; status: number; detail: string; code: string };
   };
+
+/** A pull answered with the stored records as they are (RocketMQ's CommitLog layout). */
+export interface RecordPullResult {
+  status: PullResult["status"];
+  records: Uint8Array[];
+  nextOffset: number;
+  minOffset: number;
+  maxOffset: number;
+}
+
+/** CONSUMER_SEND_MSG_BACK: a consumer gives a message back for a later retry. */
+export interface SendBackRequest {
+  /** The CommitLog offset of the message being given back. */
+  commitLogOffset: number;
+  /** 0: the broker's choice (3 + reconsumeTimes); below 0: straight to the DLQ. */
+  delayLevel: number;
+  /** The client's retry limit (RocketMQ V3_4_9+); the group's retryMaxTimes when absent. */
+  maxReconsumeTimes?: number;
+  originMessageId?: string;
+}
+
+export interface SendBackResult {
+  /** Where the copy went: %RETRY%{group} (through the delay level) or %DLQ%{group}. */
+  topic: string;
+  reconsumeTimes: number;
+}
