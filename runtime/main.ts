@@ -151,6 +151,7 @@ async function main() {
       idleTimeoutMs: config.remotingIdleTimeoutMs,
       connectionsMax: config.remotingConnectionsMax,
       inFlightMax: config.remotingInFlightMax,
+      popHandlesMax: config.remotingPopHandlesMax,
     }).catch(async (err) => {
       // A taken port: say which setting to change, and close the store cleanly.
       process.stderr.write(`${(err as Error).message}\n`);

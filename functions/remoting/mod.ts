@@ -38,6 +38,8 @@ export interface RemotingOptions {
   idleTimeoutMs: number;
   connectionsMax: number;
   inFlightMax: number;
+  /** POP receipts remembered for remoting clients (remotingPopHandlesMax). */
+  popHandlesMax: number;
   /** The NameServer's broker groups; default: this broker alone (its topics, its remoting
    * address). The hook for routes over several groups (the KV route table's entries carry
    * `remotingAddress`). */
@@ -69,6 +71,7 @@ export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> 
     storeHost: o.storeHost,
     autoCreateGroups: o.autoCreateGroups,
     subscriptionsMax: SUBSCRIPTIONS_MAX,
+    popHandlesMax: o.popHandlesMax,
   });
   const brokerServer = new RemotingServer({
     ...limits,
