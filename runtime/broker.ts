@@ -21,7 +21,7 @@ import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
 import { RecordsApi } from "./core/records_api.ts";
-import { LOOPBACK } from "./core/store_host.ts";
+import { storeHostOf } from "./core/store_host.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
@@ -116,7 +116,7 @@ export class Broker implements BrokerClient, RecordApi {
       store,
       topics,
       groups,
-      storeHost: { ...LOOPBACK, port: config.port },
+      storeHost: storeHostOf(config),
       queryMessageNumsMax: config.queryMessageNumsMax,
     });
     const api: BrokerClient & RecordApi = {

@@ -15,6 +15,8 @@ import { type RemotingFront, startRemoting } from "../functions/remoting/mod.ts"
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
+import { haRoutes, leaderCore } from "./remoting_ha.ts";
+import { storeHostOf } from "./core/store_host.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
@@ -52,6 +54,11 @@ async function main() {
     throw err;
   }
   const platform = await pickPlatform();
+  if (config.remotingEnable && config.remotingPort === 0) {
+    // Records name the remoting port as their store host (offset message ids): pick it now,
+    // before the store opens, as the replication port is picked.
+    config = { ...config, remotingPort: await freePort(platform, config.host) };
+  }
   const nowMs = platform.clock.wallMs;
   const log = jsonLogger({
     level: config.logLevel,
@@ -115,25 +122,23 @@ async function main() {
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;
-  let kv: KvPort | undefined;
-  if (!broker) {
-    kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
-    const haPort = config.haPort || await freePort(platform, config.haHost);
-    node = new HaNode({
-      ...deps,
-      kv,
-      openKv: platform.openKv,
-      httpAddress: address,
-      haAddress: { host: config.haAdvertisedHost, port: haPort },
-    });
-    await node.start();
-  }
-  // The RocketMQ remoting front end (NameServer and broker roles) over the same core; in a
-  // replicated group it is not served yet (the core there changes with leadership).
+  // The RocketMQ remoting front end (NameServer and broker roles) over the same core. In a
+  // replicated group it runs on every replica before the node starts (the lease carries
+  // its address): calls go to this replica's Broker while it is master (runtime/remoting_ha.ts).
   let remoting: RemotingFront | undefined;
-  if (broker && config.remotingEnable) {
+  let kv: KvPort | undefined;
+  if (config.remotingEnable) {
     remoting = await startRemoting({
-      core: broker,
+      core: broker ?? leaderCore(() => started().client() as Broker),
+      routes: broker ? undefined : (self) =>
+        haRoutes({
+          node: () => node,
+          kv: () => kv,
+          cluster: config.brokerClusterName,
+          brokerName: config.brokerName,
+          routeExpiryMs: config.routeExpiryMs,
+          nowMs,
+        }, self),
       apiKeys: config.apiKeys,
       log,
       listen: (o, onSocket) => platform.listenTcpConnections(o, onSocket),
@@ -143,7 +148,7 @@ async function main() {
       remotingPort: config.remotingPort,
       brokerName: config.brokerName,
       clusterName: config.brokerClusterName,
-      storeHost: { ip: new Uint8Array([127, 0, 0, 1]), port: config.port },
+      storeHost: storeHostOf(config),
       autoCreateTopics: config.autoCreateTopicEnable,
       autoCreateGroups: config.autoCreateSubscriptionGroup,
       defaultTopicQueueNums: config.defaultTopicQueueNums,
@@ -156,9 +161,22 @@ async function main() {
       // A taken port: say which setting to change, and close the store cleanly.
       process.stderr.write(`${(err as Error).message}\n`);
       await server.close();
-      await broker.close();
+      await broker?.close();
       process.exit(2);
     });
+  }
+  if (!broker) {
+    kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
+    const haPort = config.haPort || await freePort(platform, config.haHost);
+    node = new HaNode({
+      ...deps,
+      kv,
+      openKv: platform.openKv,
+      httpAddress: address,
+      haAddress: { host: config.haAdvertisedHost, port: haPort },
+      remotingAddress: remoting?.brokerAddress,
+    });
+    await node.start();
   }
   const routes = broker
     ? await startRouteRegistration({

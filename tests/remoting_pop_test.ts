@@ -17,6 +17,7 @@ interface Popped {
   queueId: number;
   queueOffset: number;
   reconsumeTimes: number;
+  storePort: number;
   /** As MQClientAPIImpl builds it: the client echoes this on ACK and change. */
   extraInfo: string;
 }
@@ -59,6 +60,7 @@ export function popped(answer: RemotingCommand, brokerName = "broker-a"): Popped
       queueId: m.queueId,
       queueOffset: m.queueOffset,
       reconsumeTimes: m.reconsumeTimes,
+      storePort: m.storeHost.port,
       extraInfo: [
         starts.get(key),
         h.popTime,
@@ -122,6 +124,9 @@ for (const runtime of RUNTIMES) {
       }
       assert.deepEqual(got.map((m) => m.body).sort(), ["m1", "m2", "m4"]);
       assert.ok(got.every((m) => m.reconsumeTimes === 0 && m.topic === "PopT"));
+      // Records name the remoting port as their store host (offset message ids dial it).
+      const port = Number(remotingAddress(broker).split(":")[1]);
+      assert.deepEqual(got.map((m) => m.storePort), [port, port, port]);
       const by = (b: string) => got.find((m) => m.body === b)!;
 
       // ACK: once; the second time the receipt is gone (NO_MESSAGE).
