@@ -2,7 +2,7 @@
 // factory that builds every part first (runtime/core/compose.ts). It implements the core
 // API (ProducerApi, ConsumerApi, AdminApi) by handing each call to the module that owns
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
-import type { BrokerClient } from "./protocol/core_api.ts";
+import type { BrokerClient, QstashApi } from "./protocol/core_api.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -25,6 +25,8 @@ export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
 export class Broker implements BrokerClient {
+  /** The QStash front end's calls (functions/qstash/). */
+  readonly qstash: QstashApi;
   readonly config: BrokerConfig;
   readonly store: MessageStore;
   readonly holds: PullHoldService;
@@ -50,6 +52,7 @@ export class Broker implements BrokerClient {
     this.store = store;
     this.holds = parts.holds;
     this.membership = parts.membership;
+    this.qstash = parts.qstash;
     this.#puller = new Puller({
       store,
       holds: parts.holds,

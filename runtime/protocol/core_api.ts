@@ -32,6 +32,7 @@ import type {
   TopicUpsert,
   WireMessage,
 } from "./types.ts";
+import type { QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
 export interface ProducerApi {
@@ -120,6 +121,18 @@ export interface AdminApi {
 /** All three: what the in-process core and the HTTP client implement, and what the
  * HTTP /v1 front end is given. */
 export interface BrokerClient extends ProducerApi, ConsumerApi, AdminApi {}
+
+/** What the QStash front end (functions/qstash/) needs beyond the admin API: the keys that
+ * sign its deliveries, and the SSRF guard's verdict on a destination before anything is
+ * stored (a published URL is not a subscription, so upsertSubscription never checks it). */
+export interface QstashApi {
+  qstashSigningKeys(): Promise<QstashSigningKeys>;
+  /** next becomes current, a new next is made; deliveries sign with the new current. */
+  rotateQstashSigningKeys(): Promise<QstashSigningKeys>;
+  /** Throws WEBHOOK_URL_REFUSED when deliveries to `url` would be refused. */
+  checkDestination(url: string): Promise<void>;
+  qstashSettings(): Promise<QstashSettings>;
+}
 
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
  * table (split mode), re-read when a call fails. */

@@ -13,6 +13,7 @@ import { deliveryRequest } from "./delivery_request.ts";
 import type { StoredSubscription, WebhookDeps, WebhookResponse } from "./delivery_types.ts";
 import { retryAfterMs } from "./http_delivery.ts";
 import { retryCopy } from "./retry_copy.ts";
+import { qstashOutcome, qstashRequest, qstashRetries } from "./qstash_request.ts";
 import { secretKey, SigningKey } from "./signing.ts";
 import { TokenBucket } from "./token_bucket.ts";
 
@@ -205,16 +206,15 @@ export class Runner {
     this.service.inFlightTotal++;
     const started = this.deps.nowMs();
     const attempt = entry.record.reconsumeTimes + entry.failures + 1;
-    const request = deliveryRequest(
-      this.sub,
-      this.keys,
-      cursor,
-      entry,
-      attempt,
-      started,
-      this.#abort.signal,
-    );
-    this.deps.transport(request).then(
+    const qstash = this.sub.dialect === "qstash" ? this.deps.qstash : undefined;
+    const sent = qstash
+      ? qstashRequest(this.sub, qstash, entry, attempt, this.#abort.signal).then(
+        this.deps.transport,
+      )
+      : this.deps.transport(
+        deliveryRequest(this.sub, this.keys, cursor, entry, attempt, started, this.#abort.signal),
+      );
+    sent.then(
       (response) => this.#finish(cursor, entry, attempt, started, response, undefined),
       (err) => this.#finish(cursor, entry, attempt, started, undefined, err),
     );
@@ -254,6 +254,7 @@ export class Runner {
       log("delivered");
       this.stats.delivered++;
       this.#settle(cursor, entry);
+      this.#qstashSettled(cursor, entry, attempt, response!, false);
       return;
     }
     if (this.#retired) return; // aborted by a stop: redelivered from the committed offset
@@ -280,9 +281,9 @@ export class Runner {
     }
     const policy = this.deps.retryPolicy(this.sub.group);
     const reconsumeTimes = entry.record.reconsumeTimes + entry.failures + 1;
-    if (reconsumeTimes > policy.retryMaxTimes) {
+    if (reconsumeTimes > this.#retryMaxTimes(entry)) {
       log("dead-lettered");
-      this.#deadLetter(cursor, entry, reconsumeTimes);
+      this.#deadLetter(cursor, entry, reconsumeTimes, response);
       return;
     }
     log(outcome);
@@ -335,10 +336,35 @@ export class Runner {
     );
   }
 
-  #deadLetter(cursor: Cursor, entry: Entry, reconsumeTimes: number) {
+  /** The message's own retries in the QStash dialect, else the group's. */
+  #retryMaxTimes(entry: Entry): number {
+    const own = this.sub.dialect === "qstash" ? qstashRetries(entry.record) : undefined;
+    return own ?? this.deps.retryPolicy(this.sub.group).retryMaxTimes;
+  }
+
+  #qstashSettled(
+    cursor: Cursor,
+    entry: Entry,
+    attempt: number,
+    response: WebhookResponse | undefined,
+    dead: boolean,
+  ) {
+    if (this.sub.dialect !== "qstash" || !this.deps.qstash) return;
+    const topic = entry.record.properties.get(PROPERTY_RETRY_TOPIC) ?? cursor.topic;
+    const max = this.#retryMaxTimes(entry);
+    this.deps.qstash.settled(qstashOutcome(this.sub, topic, entry, attempt, max, response, dead));
+  }
+
+  #deadLetter(
+    cursor: Cursor,
+    entry: Entry,
+    reconsumeTimes: number,
+    response: WebhookResponse | undefined,
+  ) {
     this.#putCopy(cursor, entry, dlqTopicOf(this.sub.group), reconsumeTimes).then((stored) => {
       if (!stored) return;
       this.stats.deadLettered++;
+      this.#qstashSettled(cursor, entry, reconsumeTimes, response, true);
       this.service.notifyFailure(this.sub, {
         type: "message.dead_lettered",
         group: this.sub.group,

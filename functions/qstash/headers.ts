@@ -1,0 +1,119 @@
+// The Upstash-* headers of a publish, enqueue, batch entry or schedule, read into what we
+// store (docs/qstash.md has the table). Every header we do not carry out is refused with a
+// 400 that names it: a silently ignored setting would change delivery without a word.
+import { BrokerError } from "../../runtime/protocol/errors.ts";
+
+export interface QstashOptions {
+  /** Upstash-Forward-* without the prefix, delivered as headers. */
+  forward: Record<string, string>;
+  contentType?: string;
+  delayMs?: number;
+  /** Epoch ms (Upstash-Not-Before wins over Upstash-Delay). */
+  notBefore?: number;
+  retries?: number;
+  callback?: string;
+  failureCallback?: string;
+  deduplicationId?: string;
+  contentBasedDeduplication: boolean;
+  /** Schedules only. */
+  cron?: string;
+  queueName?: string;
+  label?: string;
+}
+
+const IGNORED = /^upstash-telemetry-/;
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+const bad = (header: string, why: string) => new BrokerError("INVALID_HEADER", `${header}: ${why}`);
+
+/** Reads `headers` (names any case); `kind` says which headers apply. */
+export function parseQstashHeaders(
+  headers: Iterable<[string, string]>,
+  kind: "publish" | "schedule",
+  retriesMax: number,
+): QstashOptions {
+  const o: QstashOptions = { forward: {}, contentBasedDeduplication: false };
+  for (const [raw, value] of headers) {
+    const name = raw.toLowerCase();
+    if (name === "content-type") {
+      o.contentType = value;
+      continue;
+    }
+    if (!name.startsWith("upstash-") || IGNORED.test(name)) continue;
+    if (name.startsWith("upstash-forward-")) {
+      const to = name.slice("upstash-forward-".length);
+      if (to === "" || to === "host" || to === "content-length") {
+        throw bad(raw, "cannot forward it");
+      }
+      o.forward[to] = value;
+      continue;
+    }
+    switch (name) {
+      case "upstash-method":
+        if (value.toUpperCase() !== "POST") {
+          throw bad("Upstash-Method", `only POST deliveries are supported, not ${value}`);
+        }
+        break;
+      case "upstash-delay":
+        o.delayMs = duration("Upstash-Delay", value);
+        break;
+      case "upstash-not-before":
+        if (kind === "schedule") throw unsupported(raw);
+        if (!/^\d{1,12}$/.test(value)) throw bad("Upstash-Not-Before", "unix seconds expected");
+        o.notBefore = Number(value) * 1000;
+        break;
+      case "upstash-retries":
+        if (!/^\d{1,4}$/.test(value) || Number(value) > retriesMax) {
+          throw bad("Upstash-Retries", `an integer from 0 to ${retriesMax} (qstashRetriesMax)`);
+        }
+        o.retries = Number(value);
+        break;
+      case "upstash-callback":
+        o.callback = value;
+        break;
+      case "upstash-failure-callback":
+        o.failureCallback = value;
+        break;
+      case "upstash-deduplication-id":
+        if (kind === "schedule") throw unsupported(raw);
+        if (value === "" || value.length > 512) throw bad(raw, "1-512 characters");
+        o.deduplicationId = value;
+        break;
+      case "upstash-content-based-deduplication":
+        if (kind === "schedule") throw unsupported(raw);
+        o.contentBasedDeduplication = value === "true";
+        break;
+      case "upstash-cron":
+        if (kind !== "schedule") throw unsupported(raw);
+        o.cron = value;
+        break;
+      case "upstash-queue-name":
+        if (kind !== "schedule") throw unsupported(raw);
+        o.queueName = value;
+        break;
+      case "upstash-label":
+        o.label = value;
+        break;
+      default:
+        throw unsupported(raw);
+    }
+  }
+  return o;
+}
+
+function unsupported(header: string): BrokerError {
+  return new BrokerError(
+    "INVALID_HEADER",
+    `${header} is not supported by this broker's QStash API (docs/qstash.md lists what is)`,
+  );
+}
+
+/** `10s`, `5m`, `1d10h30m` or a bare number of seconds, as ms. */
+export function duration(header: string, value: string): number {
+  if (/^\d{1,10}$/.test(value)) return Number(value) * 1000;
+  const parts = value.match(/\d+[smhd]/g);
+  if (!parts || parts.join("") !== value) {
+    throw bad(header, `${JSON.stringify(value)} is not a duration like 10s, 5m or 1d10h30m`);
+  }
+  return parts.reduce((ms, p) => ms + Number(p.slice(0, -1)) * UNITS[p.at(-1)!], 0);
+}

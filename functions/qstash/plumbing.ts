@@ -1,0 +1,150 @@
+// Where QStash's things live in our engine: a queue and a URL group are topics, each
+// delivered by webhook subscriptions in the "qstash" dialect (runtime/protocol/qstash.ts
+// names them). The first publish to a place creates its topic and subscription.
+import type { AdminApi, BrokerClient, QstashApi } from "../../runtime/protocol/core_api.ts";
+import { BrokerError } from "../../runtime/protocol/errors.ts";
+import {
+  QSTASH_CALLBACK_TOPIC,
+  QSTASH_ENDPOINT_SEPARATOR,
+  QSTASH_PUBLISH_TOPIC,
+  QSTASH_QUEUE_PREFIX,
+  QSTASH_URL_GROUP_PREFIX,
+  type QstashSettings,
+} from "../../runtime/protocol/qstash.ts";
+import type { SubscriptionView } from "../../runtime/protocol/types.ts";
+import type { ApiSource, RouteContext, RouteDeps } from "../routes/route.ts";
+
+export interface QstashDeps extends Omit<RouteDeps<BrokerClient>, "api"> {
+  api: ApiSource<BrokerClient>;
+  qstash: QstashApi;
+}
+
+const NAME = /^[a-zA-Z0-9_-]{1,80}$/;
+
+/** A QStash name (queue, URL group, endpoint) we can turn into a topic or group name. */
+export function checkQstashName(kind: string, name: string): string {
+  if (!NAME.test(name)) {
+    throw new BrokerError(
+      "INVALID_NAME",
+      `Cannot use ${kind} name ${JSON.stringify(name.slice(0, 100))}: 1-80 of [a-zA-Z0-9_-]`,
+    );
+  }
+  return name;
+}
+
+export const queueTopic = (queue: string) => QSTASH_QUEUE_PREFIX + checkQstashName("queue", queue);
+export const groupTopic = (group: string) =>
+  QSTASH_URL_GROUP_PREFIX + checkQstashName("URL group", group);
+export const endpointGroup = (topic: string, endpoint: string) =>
+  topic + QSTASH_ENDPOINT_SEPARATOR + endpoint;
+
+export function isQstashSubscription(s: SubscriptionView): boolean {
+  return s.dialect === "qstash";
+}
+
+/** Creates the topics and subscriptions QStash needs, once per name per process. */
+export class Plumbing {
+  readonly #ready = new Set<string>();
+  #settings: QstashSettings | undefined;
+
+  constructor(private readonly deps: QstashDeps) {}
+
+  async settings(): Promise<QstashSettings> {
+    return this.#settings ??= await this.deps.qstash.qstashSettings();
+  }
+
+  /** The topic messages to a URL go to: the shared one, or the queue's. */
+  async urlTopic(queue?: string): Promise<string> {
+    if (queue === undefined) {
+      await this.#ensure(QSTASH_PUBLISH_TOPIC, { ordered: false });
+      return QSTASH_PUBLISH_TOPIC;
+    }
+    const topic = queueTopic(queue);
+    if (!this.#ready.has(topic)) {
+      const exists = await this.deps.api.call((b) =>
+        b.getSubscription(topic).then(() => true, () => false)
+      );
+      if (!exists) await this.upsertQueue(queue, 1);
+      this.#ready.add(topic);
+    }
+    return topic;
+  }
+
+  callbacks(): Promise<void> {
+    return this.#ensure(QSTASH_CALLBACK_TOPIC, { ordered: false });
+  }
+
+  async upsertQueue(queue: string, parallelism: number): Promise<SubscriptionView> {
+    const topic = queueTopic(queue);
+    const s = await this.settings();
+    // One queue in the topic: with parallelism 1 an ordered subscription is strict FIFO.
+    await this.deps.api.call((b) => b.upsertTopic(topic, { readQueueNums: 1, writeQueueNums: 1 }));
+    const view = await this.deps.api.call((b) =>
+      b.upsertSubscription(topic, {
+        topic,
+        url: "",
+        dialect: "qstash",
+        ordered: parallelism === 1,
+        maxConcurrency: parallelism,
+        retryMaxTimes: s.retriesDefault,
+        retryBackoffMs: s.retryBackoffMs,
+        startFrom: "earliest",
+      })
+    );
+    this.#ready.add(topic);
+    return view;
+  }
+
+  /** Adds (or replaces) an endpoint of a URL group. */
+  async addEndpoint(group: string, endpoint: string, url: string): Promise<void> {
+    const topic = groupTopic(group);
+    const s = await this.settings();
+    await this.deps.qstash.checkDestination(url);
+    await this.deps.api.call((b) => b.upsertTopic(topic, {}));
+    await this.deps.api.call((b) =>
+      b.upsertSubscription(endpointGroup(topic, endpoint), {
+        topic,
+        url,
+        dialect: "qstash",
+        maxConcurrency: s.concurrency,
+        retryMaxTimes: s.retriesDefault,
+        retryBackoffMs: s.retryBackoffMs,
+      })
+    );
+  }
+
+  /** Endpoints of a URL group (its subscriptions). */
+  async endpoints(api: Pick<AdminApi, "listSubscriptions">, group: string) {
+    const topic = groupTopic(group);
+    return (await api.listSubscriptions()).filter((s) =>
+      s.dialect === "qstash" && s.topic === topic
+    );
+  }
+
+  forget(topic: string) {
+    this.#ready.delete(topic);
+  }
+
+  async #ensure(topic: string, o: { ordered: boolean }) {
+    if (this.#ready.has(topic)) return;
+    const s = await this.settings();
+    await this.deps.api.call(async (b) => {
+      const exists = await b.getSubscription(topic).then(() => true, () => false);
+      if (exists) return;
+      await b.upsertTopic(topic, {});
+      await b.upsertSubscription(topic, {
+        topic,
+        url: "",
+        dialect: "qstash",
+        ordered: o.ordered,
+        maxConcurrency: s.concurrency,
+        retryMaxTimes: s.retriesDefault,
+        retryBackoffMs: s.retryBackoffMs,
+        startFrom: "earliest",
+      });
+    });
+    this.#ready.add(topic);
+  }
+}
+
+export type { RouteContext };

@@ -1,0 +1,113 @@
+// Publish, enqueue and batch: one QStash message becomes one produce to the topic of its
+// destination (the shared URL topic, a queue's, or a URL group's) with its settings as
+// qstash.* properties; delay and Not-Before are our timers, dedup is our idempotency.
+import { createHash } from "node:crypto";
+import { BrokerError } from "../../runtime/protocol/errors.ts";
+import { QSTASH_PROPERTY } from "../../runtime/protocol/qstash.ts";
+import type { ProduceMessage } from "../../runtime/protocol/types.ts";
+import type { QstashOptions } from "./headers.ts";
+import { groupTopic, type Plumbing, type QstashDeps, type RouteContext } from "./plumbing.ts";
+
+export interface PublishResult {
+  messageId: string;
+  url?: string;
+  deduplicated?: boolean;
+}
+
+const isUrl = (d: string) => /^https?:\/\//i.test(d);
+
+/** Publishes one message; a URL group answers one result per endpoint. */
+export async function publishOne(
+  c: RouteContext,
+  deps: QstashDeps,
+  plumbing: Plumbing,
+  destination: string,
+  o: QstashOptions,
+  body: Uint8Array,
+  queue?: string,
+): Promise<PublishResult | PublishResult[]> {
+  const { topic, message, endpoints } = await qstashMessage(
+    deps,
+    plumbing,
+    destination,
+    o,
+    body,
+    queue,
+  );
+  deps.allow(c, "publish", { topic });
+  if (o.notBefore !== undefined) {
+    if (o.notBefore > Date.now()) message.deliverAt = o.notBefore;
+  } else if (o.delayMs) message.delayMs = o.delayMs;
+  const dedup = o.deduplicationId ??
+    (o.contentBasedDeduplication ? contentId(destination, body, o) : undefined);
+  if (dedup !== undefined) {
+    message.idempotencyKey = "qstash-" + createHash("sha256").update(dedup).digest("hex");
+  }
+  const r = await deps.api.call((b) => b.produce(topic, message));
+  const extra = r.idempotentReplay ? { deduplicated: true } : {};
+  if (endpoints) return endpoints.map((url) => ({ messageId: r.messageId, url, ...extra }));
+  return { messageId: r.messageId, url: destination, ...extra };
+}
+
+/** The topic and message of a publish (checked: size, destination, callbacks); creates
+ * the topic and subscription on first use. Delay and dedup are the caller's. */
+export async function qstashMessage(
+  deps: QstashDeps,
+  plumbing: Plumbing,
+  destination: string,
+  o: QstashOptions,
+  body: Uint8Array,
+  queue?: string,
+): Promise<{ topic: string; message: ProduceMessage; endpoints?: string[] }> {
+  if (body.length > deps.limits.maxMessageSize) {
+    throw new BrokerError(
+      "PAYLOAD_TOO_LARGE",
+      `Cannot accept a body of ${body.length} bytes: maxMessageSize is ${deps.limits.maxMessageSize}`,
+    );
+  }
+  const settings = await plumbing.settings();
+  for (const url of [o.callback, o.failureCallback]) {
+    if (url !== undefined) await deps.qstash.checkDestination(url);
+  }
+  const properties: Record<string, string> = {
+    [QSTASH_PROPERTY.retries]: String(o.retries ?? settings.retriesDefault),
+  };
+  if (Object.keys(o.forward).length > 0) {
+    properties[QSTASH_PROPERTY.headers] = JSON.stringify(o.forward);
+  }
+  if (o.callback) properties[QSTASH_PROPERTY.callback] = o.callback;
+  if (o.failureCallback) properties[QSTASH_PROPERTY.failureCallback] = o.failureCallback;
+  if (o.label) properties["qstash.label"] = o.label;
+  let topic: string;
+  let endpoints: string[] | undefined;
+  if (isUrl(destination)) {
+    await deps.qstash.checkDestination(destination);
+    properties[QSTASH_PROPERTY.url] = destination;
+    if (queue !== undefined) properties[QSTASH_PROPERTY.queueName] = queue;
+    topic = await plumbing.urlTopic(queue);
+  } else {
+    if (queue !== undefined) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "Enqueue needs a URL destination, not a URL group",
+      );
+    }
+    topic = groupTopic(destination);
+    const subs = await deps.api.call((b) => plumbing.endpoints(b, destination));
+    if (subs.length === 0) {
+      throw new BrokerError("TOPIC_NOT_FOUND", `No URL group ${destination}`);
+    }
+    endpoints = subs.map((s) => s.url);
+    properties[QSTASH_PROPERTY.urlGroup] = destination;
+  }
+  if (o.callback || o.failureCallback) await plumbing.callbacks();
+  const message: ProduceMessage = { body, properties };
+  if (o.contentType) message.contentType = o.contentType;
+  return { topic, message, endpoints };
+}
+
+function contentId(destination: string, body: Uint8Array, o: QstashOptions): string {
+  const h = createHash("sha256").update(destination).update("\0").update(body).update("\0");
+  h.update(JSON.stringify([o.contentType ?? "", o.forward]));
+  return h.digest("hex");
+}
