@@ -3,11 +3,7 @@
 // refusal as one problem+json, and serves the OpenAPI document built from the routes'
 // schemas. Each family is given the narrowest core interface it needs, found per request:
 // the broker in this process (embedded) or one found in the KV route table (split, Deploy).
-import type {
-  BrokerClient,
-  BrokerResolver,
-  QstashApi,
-} from "../runtime/protocol/core_api.ts";
+import type { BrokerClient, BrokerResolver, QstashApi } from "../runtime/protocol/core_api.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { BrokerError } from "../runtime/protocol/errors.ts";

@@ -1,7 +1,7 @@
 // The QStash-compatible API (docs/qstash.md): the routes @upstash/qstash 2.12.0 calls, as
 // their own Hono app mounted at /v2 by functions/app.ts, over the core API and QstashApi.
 // Errors answer QStash's way: the status, and {"error": "..."}.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import { readBody } from "../body.ts";
 import type { Env } from "../routes/route.ts";
@@ -38,7 +38,7 @@ export function qstashApp(
     return c.json(await deps.qstash.rotateQstashSigningKeys());
   });
 
-  const publish = async (c: Parameters<Parameters<typeof app.post>[1]>[0], queue?: string) => {
+  const publish = async (c: Context<Env>, queue?: string) => {
     const prefix = queue === undefined ? "/v2/publish/" : `/v2/enqueue/${queue}/`;
     const destination = rawRest(c.req.url, prefix);
     const s = await plumbing.settings();

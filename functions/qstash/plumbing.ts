@@ -62,7 +62,7 @@ export class Plumbing {
     const topic = queueTopic(queue);
     if (!this.#ready.has(topic)) {
       const exists = await this.deps.api.call((b) =>
-        b.getSubscription(topic).then(() => true, () => false)
+        Promise.resolve().then(() => b.getSubscription(topic)).then(() => true, () => false)
       );
       if (!exists) await this.upsertQueue(queue, 1);
       this.#ready.add(topic);
@@ -129,7 +129,10 @@ export class Plumbing {
     if (this.#ready.has(topic)) return;
     const s = await this.settings();
     await this.deps.api.call(async (b) => {
-      const exists = await b.getSubscription(topic).then(() => true, () => false);
+      const exists = await Promise.resolve().then(() => b.getSubscription(topic)).then(
+        () => true,
+        () => false,
+      );
       if (exists) return;
       await b.upsertTopic(topic, {});
       await b.upsertSubscription(topic, {

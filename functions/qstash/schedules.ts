@@ -1,6 +1,6 @@
 // Schedules: our cron service, producing the message a publish would (with its qstash.*
 // properties) to the destination's topic at every tick. `CRON_TZ=<zone> ` picks the zone.
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import {
   QSTASH_PUBLISH_TOPIC,
@@ -62,7 +62,7 @@ export function scheduleRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
     return c.body(null, 200);
   });
   const setPaused = async (
-    c: Parameters<Parameters<typeof app.get>[1]>[0],
+    c: Context<Env>,
     id: string,
     paused: boolean,
   ) => {

@@ -19,7 +19,7 @@ interface Endpoint {
 
 export function urlGroupRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumbing) {
   const { api, allow } = deps;
-  const endpointsOf = async (body: unknown): Promise<Endpoint[]> => {
+  const endpointsOf = (body: unknown): Endpoint[] => {
     const list = (body as { endpoints?: unknown })?.endpoints;
     if (!Array.isArray(list) || list.length === 0) {
       throw new BrokerError("INVALID_PARAMETER", "endpoints must be a non-empty list");
@@ -29,7 +29,7 @@ export function urlGroupRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
   app.post("/topics/:name/endpoints", async (c) => {
     allow(c, "admin");
     const name = c.req.param("name");
-    for (const e of await endpointsOf(await c.req.json().catch(() => undefined))) {
+    for (const e of endpointsOf(await c.req.json().catch(() => undefined))) {
       if (typeof e.url !== "string") {
         throw new BrokerError("INVALID_PARAMETER", "An endpoint needs a url");
       }
@@ -41,7 +41,7 @@ export function urlGroupRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
     allow(c, "admin");
     const name = c.req.param("name");
     const subs = await api.call((b) => plumbing.endpoints(b, name));
-    for (const e of await endpointsOf(await c.req.json().catch(() => undefined))) {
+    for (const e of endpointsOf(await c.req.json().catch(() => undefined))) {
       const gone = subs.filter((s) =>
         (e.url !== undefined && s.url === e.url) ||
         (e.name !== undefined && endpointName(s) === e.name)

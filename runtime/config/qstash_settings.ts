@@ -1,6 +1,6 @@
 // Settings of the QStash-compatible API (/v2, docs/qstash.md): its signing keys, and the
 // retries and backoff a message gets when its publisher names none.
-import { intSetting, jsonSetting, textSetting } from "../protocol/setting.ts";
+import { intSetting, listSetting, textSetting } from "../protocol/setting.ts";
 
 export const QSTASH_SETTINGS = [
   textSetting("qstashCurrentSigningKey", "MQ_QSTASH_CURRENT_SIGNING_KEY", {
@@ -24,14 +24,12 @@ export const QSTASH_SETTINGS = [
     default: 20,
     doc: "Largest Upstash-Retries accepted.",
   }),
-  jsonSetting("qstashRetryBackoffMs", "MQ_QSTASH_RETRY_BACKOFF_MS", {
-    default: [12_000, 148_000, 1_808_000, 22_026_000, 86_400_000],
-    defaultText: "[12000,148000,1808000,22026000,86400000] (QStash's e^(2.5 n) s, at most 1 day)",
-    allowedText: "a JSON list of 1-32 delays in ms",
-    valid: (v) =>
-      Array.isArray(v) && v.length >= 1 && v.length <= 32 &&
-      v.every((x) => Number.isSafeInteger(x) && x >= 0),
-    doc: "Delay before QStash retry N+1 is entry N (the last repeats).",
+  listSetting("qstashRetryBackoffMs", "MQ_QSTASH_RETRY_BACKOFF_MS", {
+    default: ["12000", "148000", "1808000", "22026000", "86400000"],
+    defaultText: "12000,148000,1808000,22026000,86400000 (QStash's e^(2.5 n) s, at most 1 day)",
+    allowedText: "a list of delays in ms",
+    doc:
+      "Delay before QStash retry N+1 is entry N, the last repeating (comma-separated in the environment).",
   }),
   intSetting("qstashConcurrency", "MQ_QSTASH_CONCURRENCY", {
     unit: "count",

@@ -196,7 +196,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
       ...config,
       retriesDefault: config.qstashRetriesDefault,
       retriesMax: config.qstashRetriesMax,
-      retryBackoffMs: config.qstashRetryBackoffMs,
+      retryBackoffMs: config.qstashRetryBackoffMs.map(Number),
       concurrency: config.qstashConcurrency,
     },
     checkUrl: (url) => egress.checkUrl(url),

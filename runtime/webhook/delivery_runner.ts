@@ -254,7 +254,7 @@ export class Runner {
       log("delivered");
       this.stats.delivered++;
       this.#settle(cursor, entry);
-      this.#qstashSettled(cursor, entry, attempt, response!, false);
+      this.#qstashSettled(cursor, entry, attempt, response);
       return;
     }
     if (this.#retired) return; // aborted by a stop: redelivered from the committed offset
@@ -336,23 +336,17 @@ export class Runner {
     );
   }
 
-  /** The message's own retries in the QStash dialect, else the group's. */
+  /** QStash dialect: the message's own retries. */
   #retryMaxTimes(entry: Entry): number {
     const own = this.sub.dialect === "qstash" ? qstashRetries(entry.record) : undefined;
     return own ?? this.deps.retryPolicy(this.sub.group).retryMaxTimes;
   }
 
-  #qstashSettled(
-    cursor: Cursor,
-    entry: Entry,
-    attempt: number,
-    response: WebhookResponse | undefined,
-    dead: boolean,
-  ) {
+  #qstashSettled(c: Cursor, e: Entry, attempt: number, r?: WebhookResponse, dead = false) {
     if (this.sub.dialect !== "qstash" || !this.deps.qstash) return;
-    const topic = entry.record.properties.get(PROPERTY_RETRY_TOPIC) ?? cursor.topic;
-    const max = this.#retryMaxTimes(entry);
-    this.deps.qstash.settled(qstashOutcome(this.sub, topic, entry, attempt, max, response, dead));
+    const topic = e.record.properties.get(PROPERTY_RETRY_TOPIC) ?? c.topic;
+    const max = this.#retryMaxTimes(e);
+    this.deps.qstash.settled(qstashOutcome(this.sub, topic, e, attempt, max, r, dead));
   }
 
   #deadLetter(
