@@ -91,7 +91,7 @@ export function qstashApp(
 
   queueRoutes(app, deps, plumbing);
   scheduleRoutes(app, deps, plumbing);
-  messageRoutes(app, deps);
+  messageRoutes(app, deps, plumbing);
   urlGroupRoutes(app, deps, plumbing);
   return app;
 }

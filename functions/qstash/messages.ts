@@ -3,19 +3,20 @@
 // `<group>:<messageId>`: the endpoint's group and the message.
 import type { Context, Hono } from "hono";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
-import { QSTASH_PROPERTY } from "../../runtime/protocol/qstash.ts";
+import { QSTASH_PROPERTY, QSTASH_URL_GROUP_PREFIX } from "../../runtime/protocol/qstash.ts";
 import type { WireMessage } from "../../runtime/protocol/types.ts";
 import type { Env } from "../routes/route.ts";
-import type { QstashDeps } from "./plumbing.ts";
+import type { Plumbing, QstashDeps } from "./plumbing.ts";
 
-export function messageRoutes(app: Hono<Env>, deps: QstashDeps) {
+export function messageRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumbing) {
   const { api, allow } = deps;
   const qstashGroups = async () =>
     (await api.call((b) => b.listSubscriptions())).filter((s) => s.dialect === "qstash");
 
   app.get("/messages/:id", async (c) => {
     allow(c, "admin");
-    return c.json(messageView(await api.call((b) => b.getMessageById(c.req.param("id")))));
+    const m = await api.call((b) => b.getMessageById(c.req.param("id")));
+    return c.json(messageView(m, (await plumbing.settings()).retriesDefault));
   });
   /** Cancels a delayed message in whichever QStash topic holds it; 0 or 1. */
   const cancel = async (id: string): Promise<number> => {
@@ -50,13 +51,14 @@ export function messageRoutes(app: Hono<Env>, deps: QstashDeps) {
   app.get("/dlq", async (c) => {
     allow(c, "admin");
     const wanted = c.req.queries("dlqIds");
+    const retries = (await plumbing.settings()).retriesDefault;
     const messages = [];
     for (const s of await qstashGroups()) {
       const page = await api.call((b) => b.listDlq(s.group, { max: 100 }));
       for (const m of page.messages) {
         const dlqId = `${s.group}:${m.messageId}`;
         if (wanted && !wanted.includes(dlqId)) continue;
-        messages.push({ ...messageView(m, s.url), dlqId });
+        messages.push({ ...messageView(m, retries, s.url), dlqId });
       }
     }
     return c.json({ messages });
@@ -134,7 +136,7 @@ function dlqIds(c: Context<Env>): [string, string][] {
 }
 
 /** A stored message as QStash's `Message`. */
-function messageView(m: WireMessage, fallbackUrl = "") {
+function messageView(m: WireMessage, retriesDefault: number, fallbackUrl = "") {
   const p = m.properties;
   const header: Record<string, string[]> = {};
   const forwarded = p[QSTASH_PROPERTY.headers];
@@ -144,12 +146,14 @@ function messageView(m: WireMessage, fallbackUrl = "") {
   return {
     messageId: m.messageId,
     url: p[QSTASH_PROPERTY.url] ?? fallbackUrl,
-    ...(p[QSTASH_PROPERTY.urlGroup] ? { topicName: p[QSTASH_PROPERTY.urlGroup] } : {}),
+    ...(m.topic.startsWith(QSTASH_URL_GROUP_PREFIX)
+      ? { topicName: m.topic.slice(QSTASH_URL_GROUP_PREFIX.length) }
+      : {}),
     ...(p[QSTASH_PROPERTY.queueName] ? { queueName: p[QSTASH_PROPERTY.queueName] } : {}),
     method: "POST",
     header,
     ...(m.bodyEncoding === "utf8" ? { body: m.body } : { bodyBase64: m.body }),
-    maxRetries: Number(p[QSTASH_PROPERTY.retries] ?? 0),
+    maxRetries: Number(p[QSTASH_PROPERTY.retries] ?? retriesDefault),
     createdAt: m.bornTimestamp,
     ...(p[QSTASH_PROPERTY.callback] ? { callback: p[QSTASH_PROPERTY.callback] } : {}),
     ...(p[QSTASH_PROPERTY.failureCallback]

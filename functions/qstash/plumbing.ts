@@ -19,6 +19,8 @@ export interface QstashDeps extends Omit<RouteDeps<BrokerClient>, "api"> {
   qstash: QstashApi;
 }
 
+/** How long a URL group's endpoint list is reused by publishes. */
+const ENDPOINTS_CACHE_MS = 1000;
 const NAME = /^[a-zA-Z0-9_-]{1,80}$/;
 
 /** A QStash name (queue, URL group, endpoint) we can turn into a topic or group name. */
@@ -45,6 +47,7 @@ export function isQstashSubscription(s: SubscriptionView): boolean {
 /** Creates the topics and subscriptions QStash needs, once per name per process. */
 export class Plumbing {
   readonly #ready = new Set<string>();
+  readonly #urls = new Map<string, { urls: string[]; at: number }>();
   #settings: QstashSettings | undefined;
 
   constructor(private readonly deps: QstashDeps) {}
@@ -100,6 +103,7 @@ export class Plumbing {
     const topic = groupTopic(group);
     const s = await this.settings();
     await this.deps.qstash.checkDestination(url);
+    this.#urls.delete(group);
     await this.deps.api.call((b) => b.upsertTopic(topic, {}));
     await this.deps.api.call((b) =>
       b.upsertSubscription(endpointGroup(topic, endpoint), {
@@ -121,8 +125,21 @@ export class Plumbing {
     );
   }
 
+  /** The endpoint URLs a publish to `group` answers with: listing every subscription per
+   * publish costs more than the publish, so they are kept for ENDPOINTS_CACHE_MS (and
+   * dropped at once when this process changes the group). */
+  async endpointUrls(group: string): Promise<string[]> {
+    const cached = this.#urls.get(group);
+    const now = performance.now();
+    if (cached && now - cached.at < ENDPOINTS_CACHE_MS) return cached.urls;
+    const urls = (await this.deps.api.call((b) => this.endpoints(b, group))).map((s) => s.url);
+    this.#urls.set(group, { urls, at: now });
+    return urls;
+  }
+
   forget(topic: string) {
     this.#ready.delete(topic);
+    this.#urls.clear();
   }
 
   async #ensure(topic: string, o: { ordered: boolean }) {

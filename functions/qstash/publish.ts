@@ -69,9 +69,12 @@ export async function qstashMessage(
   for (const url of [o.callback, o.failureCallback]) {
     if (url !== undefined) await deps.qstash.checkDestination(url);
   }
-  const properties: Record<string, string> = {
-    [QSTASH_PROPERTY.retries]: String(o.retries ?? settings.retriesDefault),
-  };
+  // Every subscription's retryMaxTimes is qstashRetriesDefault: a message carries its
+  // own only when it differs (a message with no properties is the cheapest to store).
+  const properties: Record<string, string> = {};
+  if (o.retries !== undefined && o.retries !== settings.retriesDefault) {
+    properties[QSTASH_PROPERTY.retries] = String(o.retries);
+  }
   if (Object.keys(o.forward).length > 0) {
     properties[QSTASH_PROPERTY.headers] = JSON.stringify(o.forward);
   }
@@ -93,15 +96,17 @@ export async function qstashMessage(
       );
     }
     topic = groupTopic(destination);
-    const subs = await deps.api.call((b) => plumbing.endpoints(b, destination));
-    if (subs.length === 0) {
+    endpoints = await plumbing.endpointUrls(destination);
+    if (endpoints.length === 0) {
       throw new BrokerError("TOPIC_NOT_FOUND", `No URL group ${destination}`);
     }
-    endpoints = subs.map((s) => s.url);
-    properties[QSTASH_PROPERTY.urlGroup] = destination;
   }
   if (o.callback || o.failureCallback) await plumbing.callbacks();
-  const message: ProduceMessage = { body, properties };
+  const message: ProduceMessage = { body };
+  for (const _ in properties) {
+    message.properties = properties;
+    break;
+  }
   if (o.contentType) message.contentType = o.contentType;
   return { topic, message, endpoints };
 }

@@ -47,6 +47,7 @@ export function urlGroupRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
         (e.name !== undefined && endpointName(s) === e.name)
       );
       for (const s of gone) await api.call((b) => b.deleteSubscription(s.group));
+      plumbing.forget(groupTopic(name));
     }
     if ((await api.call((b) => plumbing.endpoints(b, name))).length === 0) {
       await api.call((b) => b.deleteTopic(groupTopic(name))).catch(() => {});
@@ -74,6 +75,7 @@ export function urlGroupRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
     const subs = await api.call((b) => plumbing.endpoints(b, name));
     if (subs.length === 0) throw new BrokerError("TOPIC_NOT_FOUND", `No URL group ${name}`);
     for (const s of subs) await api.call((b) => b.deleteSubscription(s.group));
+    plumbing.forget(groupTopic(name));
     await api.call((b) => b.deleteTopic(groupTopic(name)));
     return c.body(null, 200);
   });

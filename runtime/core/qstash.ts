@@ -1,10 +1,8 @@
 // The broker's side of the QStash dialect (docs/qstash.md): the signing keys (kept in the
-// data folder, rotated on request), the Upstash-Signature JWT of each delivery (HS256 over
-// the key string's bytes, with QStash's claims and the body's SHA-256, so @upstash/qstash's
-// Receiver accepts it), and the callback and failure-callback messages a delivered or
+// data folder, rotated on request), the Upstash-Signature JWT of each delivery
+// (runtime/webhook/qstash_jwt.ts, with the current key), and the callback and failure-callback messages a delivered or
 // dead-lettered message asks for. Deliveries themselves are the webhook engine's.
-import { createHash, randomBytes } from "node:crypto";
-import { SignJWT } from "jose";
+import { randomBytes } from "node:crypto";
 import { type FilePort, readWholeFile, writeFileAtomic } from "../../storage/file_port.ts";
 import { PROPERTY_CONTENT_TYPE } from "../../storage/message/message_const.ts";
 import type { QstashApi } from "../protocol/core_api.ts";
@@ -18,9 +16,8 @@ import {
 import type { ProduceMessage, ProduceResult } from "../protocol/types.ts";
 import type { Logger } from "../log.ts";
 import type { QstashDelivery, QstashOutcome } from "../webhook/delivery_types.ts";
+import { QstashJwtSigner } from "../webhook/qstash_jwt.ts";
 
-/** Claims' lifetime: QStash's 5 minutes. */
-const TOKEN_LIFETIME_SEC = 300;
 const KEYS_FILE = "qstash_keys.json";
 
 export interface QstashCoreDeps {
@@ -35,7 +32,7 @@ export interface QstashCoreDeps {
 
 export class QstashCore implements QstashApi, QstashDelivery {
   #keys: QstashSigningKeys;
-  #secret: Uint8Array;
+  #signer: QstashJwtSigner;
   readonly #encoder = new TextEncoder();
 
   constructor(private readonly d: QstashCoreDeps) {
@@ -47,7 +44,7 @@ export class QstashCore implements QstashApi, QstashDelivery {
         next: d.settings.qstashNextSigningKey || newKey(),
       };
     }
-    this.#secret = this.#encoder.encode(this.#keys.current);
+    this.#signer = new QstashJwtSigner(this.#keys.current);
   }
 
   get #path() {
@@ -65,7 +62,7 @@ export class QstashCore implements QstashApi, QstashDelivery {
 
   async rotateQstashSigningKeys(): Promise<QstashSigningKeys> {
     this.#keys = { current: this.#keys.next, next: newKey() };
-    this.#secret = this.#encoder.encode(this.#keys.current);
+    this.#signer = new QstashJwtSigner(this.#keys.current);
     await this.#save();
     return { ...this.#keys };
   }
@@ -86,17 +83,8 @@ export class QstashCore implements QstashApi, QstashDelivery {
     return Promise.resolve({ retriesDefault, retriesMax, retryBackoffMs, concurrency });
   }
 
-  sign(url: string, body: Uint8Array): Promise<string> {
-    const iat = Math.floor(this.d.nowMs() / 1000);
-    return new SignJWT({ body: createHash("sha256").update(body).digest("base64url") })
-      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-      .setIssuer("Upstash")
-      .setSubject(url)
-      .setIssuedAt(iat)
-      .setNotBefore(iat)
-      .setExpirationTime(iat + TOKEN_LIFETIME_SEC)
-      .setJti(`jwt_${randomBytes(12).toString("hex")}`)
-      .sign(this.#secret);
+  sign(url: string, body: Uint8Array): string {
+    return this.#signer.sign(url, body, Math.floor(this.d.nowMs() / 1000));
   }
 
   settled(outcome: QstashOutcome): void {
@@ -134,9 +122,7 @@ export class QstashCore implements QstashApi, QstashDelivery {
       sourceBody: Buffer.from(o.record.body).toString("base64"),
       notBefore: String(o.record.bornTimestamp),
       createdAt: String(o.record.bornTimestamp),
-      ...(props.has(QSTASH_PROPERTY.urlGroup)
-        ? { topicName: props.get(QSTASH_PROPERTY.urlGroup) }
-        : {}),
+      ...(o.urlGroup !== undefined ? { topicName: o.urlGroup } : {}),
       ...(props.has(QSTASH_PROPERTY.scheduleId)
         ? { scheduleId: props.get(QSTASH_PROPERTY.scheduleId) }
         : {}),

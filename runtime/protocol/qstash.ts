@@ -13,8 +13,6 @@ export const QSTASH_PROPERTY = {
   retries: "qstash.retries",
   callback: "qstash.callback",
   failureCallback: "qstash.failure-callback",
-  /** URL group name, sent as Upstash-Topic-Name. */
-  urlGroup: "qstash.url-group",
   scheduleId: "qstash.schedule-id",
   queueName: "qstash.queue",
   /** Set on a callback message: the message it reports on. */

@@ -207,14 +207,11 @@ export class Runner {
     const started = this.deps.nowMs();
     const attempt = entry.record.reconsumeTimes + entry.failures + 1;
     const qstash = this.sub.dialect === "qstash" ? this.deps.qstash : undefined;
-    const sent = qstash
-      ? qstashRequest(this.sub, qstash, entry, attempt, this.#abort.signal).then(
-        this.deps.transport,
-      )
-      : this.deps.transport(
-        deliveryRequest(this.sub, this.keys, cursor, entry, attempt, started, this.#abort.signal),
-      );
-    sent.then(
+    this.deps.transport(
+      qstash
+        ? qstashRequest(this.sub, qstash, entry, attempt, this.#abort.signal)
+        : deliveryRequest(this.sub, this.keys, cursor, entry, attempt, started, this.#abort.signal),
+    ).then(
       (response) => this.#finish(cursor, entry, attempt, started, response, undefined),
       (err) => this.#finish(cursor, entry, attempt, started, undefined, err),
     );

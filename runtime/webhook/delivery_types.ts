@@ -72,7 +72,7 @@ export interface RetryPolicy {
 /** What a delivery in the QStash dialect needs from the broker (runtime/core/qstash.ts). */
 export interface QstashDelivery {
   /** The Upstash-Signature JWT of one attempt to deliver `body` to `url`. */
-  sign(url: string, body: Uint8Array): Promise<string>;
+  sign(url: string, body: Uint8Array): string;
   /** A message's last attempt: delivered (2xx) or dead-lettered; callbacks go out here. */
   settled(outcome: QstashOutcome): void;
 }
@@ -83,6 +83,8 @@ export interface QstashOutcome {
   messageId: string;
   record: MessageRecord;
   url: string;
+  /** Set for a URL group endpoint. */
+  urlGroup?: string;
   /** HTTP status of the last attempt, 0 when there was no response. */
   status: number;
   responseBody: string;

@@ -4,7 +4,7 @@
 // the JWT Receiver.verify checks), instead of Standard Webhooks' webhook-* and mq-* headers.
 import { PROPERTY_CONTENT_TYPE } from "../../storage/message/message_const.ts";
 import type { MessageRecord } from "../../storage/message/record.ts";
-import { QSTASH_PROPERTY } from "../protocol/qstash.ts";
+import { QSTASH_PROPERTY, QSTASH_URL_GROUP_PREFIX } from "../protocol/qstash.ts";
 import type { Entry } from "./delivery_cursor.ts";
 import type {
   QstashDelivery,
@@ -19,19 +19,24 @@ export function qstashUrl(sub: StoredSubscription, record: MessageRecord): strin
   return record.properties.get(QSTASH_PROPERTY.url) ?? sub.url;
 }
 
+/** The URL group of an endpoint's subscription (its topic is `qstash-g-<group>`). */
+export function qstashUrlGroup(sub: StoredSubscription): string {
+  return sub.topic.slice(QSTASH_URL_GROUP_PREFIX.length);
+}
+
 /** Retries the message asked for, or undefined to use the group's. */
 export function qstashRetries(record: MessageRecord): number | undefined {
   const text = record.properties.get(QSTASH_PROPERTY.retries);
   return text === undefined ? undefined : Number(text);
 }
 
-export async function qstashRequest(
+export function qstashRequest(
   sub: StoredSubscription,
   qstash: QstashDelivery,
   entry: Entry,
   attempt: number,
   signal: AbortSignal,
-): Promise<WebhookRequest> {
+): WebhookRequest {
   const record = entry.record;
   const props = record.properties;
   const url = qstashUrl(sub, record);
@@ -42,12 +47,11 @@ export async function qstashRequest(
     "user-agent": "Upstash-QStash",
     "upstash-message-id": entry.id,
     "upstash-retried": String(attempt - 1),
-    "upstash-signature": await qstash.sign(url, record.body),
+    "upstash-signature": qstash.sign(url, record.body),
   };
   const contentType = props.get(PROPERTY_CONTENT_TYPE);
   if (contentType !== undefined) headers["content-type"] = contentType;
-  const group = props.get(QSTASH_PROPERTY.urlGroup);
-  if (group !== undefined) headers["upstash-topic-name"] = group;
+  if (sub.url !== "") headers["upstash-topic-name"] = qstashUrlGroup(sub);
   const schedule = props.get(QSTASH_PROPERTY.scheduleId);
   if (schedule !== undefined) headers["upstash-schedule-id"] = schedule;
   return { url, headers, body: record.body, timeoutMs: sub.timeoutMs, signal };
@@ -69,6 +73,7 @@ export function qstashOutcome(
     messageId: entry.id,
     record: entry.record,
     url: qstashUrl(sub, entry.record),
+    ...(sub.url !== "" ? { urlGroup: qstashUrlGroup(sub) } : {}),
     status: response?.status ?? 0,
     responseBody: response?.bodyPrefix ?? "",
     retried: attempt - 1,
