@@ -98,11 +98,15 @@ export function qstashApp(
 
 /** The destination: the raw path after `prefix` (a URL keeps its `//`) and the query. */
 function rawRest(requestUrl: string, prefix: string): string {
-  const u = new URL(requestUrl);
-  const at = u.pathname.indexOf(prefix);
-  const rest = at < 0 ? "" : u.pathname.slice(at + prefix.length);
-  if (rest === "") throw new BrokerError("INVALID_PARAMETER", "A destination is required");
-  return rest + u.search;
+  // The request URL as served is already normalised (scheme://host/path?query, no
+  // fragment): the path starts at the first "/" after the authority.
+  const path = requestUrl.indexOf("/", requestUrl.indexOf("//") + 2);
+  const at = requestUrl.indexOf(prefix, path);
+  const rest = at < 0 ? "" : requestUrl.slice(at + prefix.length);
+  if (rest === "" || rest[0] === "?") {
+    throw new BrokerError("INVALID_PARAMETER", "A destination is required");
+  }
+  return rest;
 }
 
 function deduplicated(r: PublishResult | PublishResult[]): boolean {
