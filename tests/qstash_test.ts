@@ -9,9 +9,13 @@ import { startBroker } from "./harness/broker.ts";
 import { type Received, Receiver as Rx } from "./harness/receiver.ts";
 
 const TOKEN = "qstash-test-token-0123456789";
+const OTHER = "qstash-other-token-0123456789";
 const ENV = {
   MQ_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
-  MQ_API_KEYS: JSON.stringify([{ key: TOKEN, name: "app", admin: true }]),
+  MQ_API_KEYS: JSON.stringify([
+    { key: TOKEN, name: "app", admin: true },
+    { key: OTHER, name: "other", publish: ["orders-*"] },
+  ]),
   MQ_QSTASH_RETRY_BACKOFF_MS: "50",
   MQ_MAX_MESSAGE_SIZE: "65536",
 };
@@ -47,9 +51,16 @@ for (const runtime of RUNTIMES) {
       nextSigningKey: keys.next,
     });
 
-    await t.step("a wrong token is refused", async () => {
+    await t.step("a wrong token is refused; a key's rights hold", async () => {
       const bad = new Client({ baseUrl: b.url, token: "wrong-token-0123456789", retry: false });
       await refused(bad.publish({ url: rx.on("/x", () => new Response()), body: "x" }), 401, /key/);
+      const other = new Client({ baseUrl: b.url, token: OTHER, retry: false });
+      const url = rx.on("/x", () => new Response());
+      await refused(other.publish({ url, body: "x" }), 403, /publish/);
+      await refused(other.queue({ queueName: "q1" }).enqueue({ url, body: "x" }), 403, /publish/);
+      await refused(other.schedules.list(), 403, /admin/);
+      const made = (await b.client.listTopics()).filter((x) => x.name.startsWith("qstash"));
+      assert.equal(made.length, 0, "a refused publish made a topic");
     });
 
     await t.step("publish: delivered once, signed, headers forwarded", async () => {
@@ -209,6 +220,18 @@ for (const runtime of RUNTIMES) {
       assert.equal((await q.urlGroups.list()).length, 0);
     });
 
+    await t.step("Upstash-Timeout: a slow endpoint is a failed attempt", async () => {
+      const url = rx.on("/slow", async (_r, hits) => {
+        if (hits === 0) await sleep(1500);
+        return new Response();
+      });
+      const started = Date.now();
+      await q.publish({ url, body: "s", timeout: 1, retries: 1 });
+      await rx.until(() => rx.at("/slow").length >= 2, 10_000, "a retry after the timeout");
+      assert.equal(rx.at("/slow")[1].headers["upstash-retried"], "1");
+      assert.ok(rx.at("/slow")[1].at - started < 1500, "the first attempt was not cut at 1 s");
+    });
+
     await t.step("cancel a delayed message", async () => {
       const url = rx.on("/cancelled", () => new Response());
       const { messageId } = await q.publish({ url, body: "x", delay: 2 });
@@ -259,9 +282,9 @@ for (const runtime of RUNTIMES) {
         /Upstash-Method/,
       );
       await refused(
-        q.publish({ url: rx.on("/t", () => new Response()), body: "x", timeout: 5 }),
+        q.publish({ url: rx.on("/t", () => new Response()), body: "x", retryDelay: "1000" }),
         400,
-        /Upstash-Timeout/i,
+        /Upstash-Retry-Delay/i,
       );
       assert.equal((await b.client.listTopics()).length, before);
       await sleep(200);

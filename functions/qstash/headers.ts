@@ -11,6 +11,8 @@ export interface QstashOptions {
   /** Epoch ms (Upstash-Not-Before wins over Upstash-Delay). */
   notBefore?: number;
   retries?: number;
+  /** Per attempt (Upstash-Timeout). */
+  timeoutMs?: number;
   callback?: string;
   failureCallback?: string;
   deduplicationId?: string;
@@ -67,6 +69,9 @@ export function parseQstashHeaders(
           throw bad("Upstash-Retries", `an integer from 0 to ${retriesMax} (qstashRetriesMax)`);
         }
         o.retries = Number(value);
+        break;
+      case "upstash-timeout":
+        o.timeoutMs = duration("Upstash-Timeout", value);
         break;
       case "upstash-callback":
         o.callback = value;

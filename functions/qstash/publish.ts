@@ -3,10 +3,16 @@
 // qstash.* properties; delay and Not-Before are our timers, dedup is our idempotency.
 import { createHash } from "node:crypto";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
-import { QSTASH_PROPERTY } from "../../runtime/protocol/qstash.ts";
+import { QSTASH_PROPERTY, QSTASH_PUBLISH_TOPIC } from "../../runtime/protocol/qstash.ts";
 import type { ProduceMessage } from "../../runtime/protocol/types.ts";
 import type { QstashOptions } from "./headers.ts";
-import { groupTopic, type Plumbing, type QstashDeps, type RouteContext } from "./plumbing.ts";
+import {
+  groupTopic,
+  type Plumbing,
+  type QstashDeps,
+  queueTopic,
+  type RouteContext,
+} from "./plumbing.ts";
 
 export interface PublishResult {
   messageId: string;
@@ -26,6 +32,7 @@ export async function publishOne(
   body: Uint8Array,
   queue?: string,
 ): Promise<PublishResult | PublishResult[]> {
+  const authorize = (topic: string) => deps.allow(c, "publish", { topic });
   const { topic, message, endpoints } = await qstashMessage(
     deps,
     plumbing,
@@ -33,8 +40,8 @@ export async function publishOne(
     o,
     body,
     queue,
+    authorize,
   );
-  deps.allow(c, "publish", { topic });
   if (o.notBefore !== undefined) {
     if (o.notBefore > Date.now()) message.deliverAt = o.notBefore;
   } else if (o.delayMs) message.delayMs = o.delayMs;
@@ -49,15 +56,17 @@ export async function publishOne(
   return { messageId: r.messageId, url: destination, ...extra };
 }
 
-/** The topic and message of a publish (checked: size, destination, callbacks); creates
- * the topic and subscription on first use. Delay and dedup are the caller's. */
+/** The topic and message of a publish (checked: size, destination, callbacks, then
+ * `authorize(topic)`); creates the topic and subscription on first use. Delay and dedup
+ * are the caller's. */
 export async function qstashMessage(
   deps: QstashDeps,
   plumbing: Plumbing,
   destination: string,
   o: QstashOptions,
   body: Uint8Array,
-  queue?: string,
+  queue: string | undefined,
+  authorize: (topic: string) => void,
 ): Promise<{ topic: string; message: ProduceMessage; endpoints?: string[] }> {
   if (body.length > deps.limits.maxMessageSize) {
     throw new BrokerError(
@@ -81,12 +90,22 @@ export async function qstashMessage(
   if (o.callback) properties[QSTASH_PROPERTY.callback] = o.callback;
   if (o.failureCallback) properties[QSTASH_PROPERTY.failureCallback] = o.failureCallback;
   if (o.label) properties["qstash.label"] = o.label;
+  if (o.timeoutMs !== undefined) {
+    if (o.timeoutMs < 1 || o.timeoutMs > settings.timeoutMsMax) {
+      throw new BrokerError(
+        "INVALID_HEADER",
+        `Upstash-Timeout: at most ${settings.timeoutMsMax} ms (webhookTimeoutMsMax)`,
+      );
+    }
+    properties[QSTASH_PROPERTY.timeout] = String(o.timeoutMs);
+  }
   let topic: string;
   let endpoints: string[] | undefined;
   if (isUrl(destination)) {
     await deps.qstash.checkDestination(destination);
     properties[QSTASH_PROPERTY.url] = destination;
     if (queue !== undefined) properties[QSTASH_PROPERTY.queueName] = queue;
+    authorize(queue === undefined ? QSTASH_PUBLISH_TOPIC : queueTopic(queue));
     topic = await plumbing.urlTopic(queue);
   } else {
     if (queue !== undefined) {
@@ -96,6 +115,7 @@ export async function qstashMessage(
       );
     }
     topic = groupTopic(destination);
+    authorize(topic);
     endpoints = await plumbing.endpointUrls(destination);
     if (endpoints.length === 0) {
       throw new BrokerError("TOPIC_NOT_FOUND", `No URL group ${destination}`);

@@ -34,6 +34,7 @@ export function scheduleRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
       o,
       body,
       o.queueName,
+      () => {}, // creating a schedule needs admin, checked above
     );
     if (o.delayMs) message.delayMs = o.delayMs;
     const tz = /^CRON_TZ=(\S+)\s+(.*)$/.exec(o.cron);

@@ -198,6 +198,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
       retriesMax: config.qstashRetriesMax,
       retryBackoffMs: config.qstashRetryBackoffMs.map(Number),
       concurrency: config.qstashConcurrency,
+      timeoutMsMax: config.webhookTimeoutMsMax,
     },
     checkUrl: (url) => egress.checkUrl(url),
     produce: (topic, message) => producer.produce(topic, message),

@@ -79,8 +79,15 @@ export class QstashCore implements QstashApi, QstashDelivery {
   }
 
   qstashSettings(): Promise<QstashSettings> {
-    const { retriesDefault, retriesMax, retryBackoffMs, concurrency } = this.d.settings;
-    return Promise.resolve({ retriesDefault, retriesMax, retryBackoffMs, concurrency });
+    const { retriesDefault, retriesMax, retryBackoffMs, concurrency, timeoutMsMax } =
+      this.d.settings;
+    return Promise.resolve({
+      retriesDefault,
+      retriesMax,
+      retryBackoffMs,
+      concurrency,
+      timeoutMsMax,
+    });
   }
 
   sign(url: string, body: Uint8Array): string {

@@ -9,6 +9,8 @@ export const QSTASH_PROPERTY = {
   url: "qstash.url",
   /** JSON object of headers forwarded to the destination (Upstash-Forward-*). */
   headers: "qstash.headers",
+  /** Per-attempt timeout in ms (Upstash-Timeout). */
+  timeout: "qstash.timeout",
   /** Retries after the first attempt (Upstash-Retries). */
   retries: "qstash.retries",
   callback: "qstash.callback",
@@ -41,4 +43,6 @@ export interface QstashSettings {
   retriesMax: number;
   retryBackoffMs: number[];
   concurrency: number;
+  /** The longest Upstash-Timeout (webhookTimeoutMsMax). */
+  timeoutMsMax: number;
 }

@@ -54,7 +54,9 @@ export function qstashRequest(
   if (sub.url !== "") headers["upstash-topic-name"] = qstashUrlGroup(sub);
   const schedule = props.get(QSTASH_PROPERTY.scheduleId);
   if (schedule !== undefined) headers["upstash-schedule-id"] = schedule;
-  return { url, headers, body: record.body, timeoutMs: sub.timeoutMs, signal };
+  const timeout = props.get(QSTASH_PROPERTY.timeout);
+  const timeoutMs = timeout === undefined ? sub.timeoutMs : Number(timeout);
+  return { url, headers, body: record.body, timeoutMs, signal };
 }
 
 /** What the broker is told when a message is delivered or dead-lettered. */
