@@ -20,6 +20,8 @@ import { DeadLetters } from "./core/dlq.ts";
 import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
+import { qstashApi, QstashDeadLetters } from "./core/qstash_dlq.ts";
+import { LOOPBACK } from "./core/store_host.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
@@ -52,7 +54,6 @@ export class Broker implements BrokerClient {
     this.store = store;
     this.holds = parts.holds;
     this.membership = parts.membership;
-    this.qstash = parts.qstash;
     this.#puller = new Puller({
       store,
       holds: parts.holds,
@@ -93,6 +94,17 @@ export class Broker implements BrokerClient {
       settings: config,
       bodyText: deps.bodyText,
     });
+    this.qstash = qstashApi(
+      parts.qstash,
+      new QstashDeadLetters({
+        store,
+        files: deps.files,
+        dataDir: config.dataDir,
+        storeHost: { ...LOOPBACK, port: config.port },
+        listDlq: (g, o) => dlq.listDlq(g, o),
+        pageMax: config.pullMsgNumsMax,
+      }),
+    );
     const scheduling = new Scheduling({
       timers: parts.timers,
       cron: parts.cron,

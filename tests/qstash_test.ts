@@ -121,6 +121,18 @@ for (const runtime of RUNTIMES) {
       await q.dlq.retry(letter.dlqId);
       await rx.until(() => rx.at("/flaky").length >= 4, 10_000, "redelivery");
       assert.equal(rx.at("/flaky")[3].headers["upstash-message-id"], res.messageId);
+      dlq = await q.dlq.listMessages();
+      assert.ok(!dlq.messages.some((m) => m.dlqId === letter.dlqId), "a retried letter stayed");
+      // A second letter, deleted on its own.
+      fail = true;
+      const gone = await q.publish({ url, body: "g", retries: 0 });
+      const find = async () =>
+        (await q.dlq.listMessages()).messages.find((m) => m.messageId === gone.messageId);
+      for (let i = 0; i < 50 && !(await find()); i++) await sleep(100);
+      const second = await find();
+      assert.ok(second, "not dead-lettered");
+      await q.dlq.delete(second.dlqId);
+      assert.equal(await find(), undefined, "a deleted letter is still listed");
     });
 
     await t.step("a queue with parallelism 1 keeps order", async () => {

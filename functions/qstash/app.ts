@@ -6,6 +6,8 @@ import { BrokerError } from "../../runtime/protocol/errors.ts";
 import { readBody } from "../body.ts";
 import type { Env } from "../routes/route.ts";
 import { parseQstashHeaders } from "./headers.ts";
+import { dlqRoutes } from "./dlq.ts";
+import { eventRoutes } from "./events.ts";
 import { messageRoutes } from "./messages.ts";
 import { Plumbing, type QstashDeps } from "./plumbing.ts";
 import { publishOne, type PublishResult } from "./publish.ts";
@@ -92,6 +94,8 @@ export function qstashApp(
   queueRoutes(app, deps, plumbing);
   scheduleRoutes(app, deps, plumbing);
   messageRoutes(app, deps, plumbing);
+  dlqRoutes(app, deps, plumbing);
+  eventRoutes(app, deps);
   urlGroupRoutes(app, deps, plumbing);
   return app;
 }

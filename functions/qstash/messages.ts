@@ -1,17 +1,15 @@
-// Messages (get, cancel one or many), the DLQ (list, retry, delete) and events (our
-// delivery log), over every subscription in the "qstash" dialect. A DLQ id is
-// `<group>:<messageId>`: the endpoint's group and the message.
-import type { Context, Hono } from "hono";
+// Messages: get one, cancel one or many while they wait for their delay (our scheduled
+// messages, in whichever QStash topic holds them).
+import type { Hono } from "hono";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import { QSTASH_PROPERTY, QSTASH_URL_GROUP_PREFIX } from "../../runtime/protocol/qstash.ts";
-import type { WireMessage } from "../../runtime/protocol/types.ts";
+import type { SubscriptionView, WireMessage } from "../../runtime/protocol/types.ts";
 import type { Env } from "../routes/route.ts";
 import type { Plumbing, QstashDeps } from "./plumbing.ts";
 
 export function messageRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumbing) {
   const { api, allow } = deps;
-  const qstashGroups = async () =>
-    (await api.call((b) => b.listSubscriptions())).filter((s) => s.dialect === "qstash");
+  const qstashGroups = () => qstashGroupsOf(deps);
 
   app.get("/messages/:id", async (c) => {
     allow(c, "admin");
@@ -47,96 +45,16 @@ export function messageRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumbi
     for (const id of ids) cancelled += await cancel(id);
     return c.json({ cancelled });
   });
-
-  app.get("/dlq", async (c) => {
-    allow(c, "admin");
-    const wanted = c.req.queries("dlqIds");
-    const retries = (await plumbing.settings()).retriesDefault;
-    const messages = [];
-    for (const s of await qstashGroups()) {
-      const page = await api.call((b) => b.listDlq(s.group, { max: 100 }));
-      for (const m of page.messages) {
-        const dlqId = `${s.group}:${m.messageId}`;
-        if (wanted && !wanted.includes(dlqId)) continue;
-        messages.push({ ...messageView(m, retries, s.url), dlqId });
-      }
-    }
-    return c.json({ messages });
-  });
-  app.post("/dlq/retry", async (c) => {
-    allow(c, "admin");
-    const ids = dlqIds(c);
-    const responses = [];
-    for (const [group, messageId] of ids) {
-      const { redriven } = await api.call((b) => b.redriveDlq(group, [messageId]));
-      if (redriven > 0) responses.push({ messageId });
-    }
-    return c.json({ responses });
-  });
-  app.delete("/dlq", async (c) => {
-    allow(c, "admin");
-    if (c.req.queries("dlqIds")) throw oneByOne();
-    let deleted = 0;
-    for (const s of await qstashGroups()) {
-      deleted += (await api.call((b) => b.purgeDlq(s.group))).purged;
-    }
-    return c.json({ deleted });
-  });
-  app.delete("/dlq/:id", () => {
-    throw oneByOne();
-  });
-
-  app.get("/events", async (c) => {
-    allow(c, "admin");
-    const wanted = c.req.queries("messageIds");
-    const count = Math.min(Number(c.req.query("count") ?? 100) || 100, 1000);
-    const events = [];
-    for (const s of await qstashGroups()) {
-      for (const a of await api.call((b) => b.listDeliveries(s.group, { limit: 1000 }))) {
-        if (wanted && !wanted.includes(a.messageId)) continue;
-        events.push({
-          time: a.at,
-          state: STATES[a.outcome],
-          messageId: a.messageId,
-          url: s.url,
-          header: {},
-          ...(a.error ? { error: a.error } : {}),
-          responseStatus: a.status,
-        });
-      }
-    }
-    events.sort((a, b) => b.time - a.time);
-    return c.json({ events: events.slice(0, count) });
-  });
 }
 
-const STATES = {
-  "delivered": "DELIVERED",
-  "retry": "RETRY",
-  "throttled": "RETRY",
-  "dead-lettered": "FAILED",
-  "disabled": "ERROR",
-} as const;
-
-function oneByOne(): BrokerError {
-  return new BrokerError(
-    "INVALID_PARAMETER",
-    "Deleting single dead letters is not supported; DELETE /v2/dlq deletes them all",
-  );
-}
-
-function dlqIds(c: Context<Env>): [string, string][] {
-  const ids = c.req.queries("dlqIds");
-  if (!ids) throw new BrokerError("INVALID_PARAMETER", "Name the dead letters with dlqIds");
-  return ids.map((id) => {
-    const at = id.lastIndexOf(":");
-    if (at < 1) throw new BrokerError("INVALID_PARAMETER", `${id} is not a DLQ id`);
-    return [id.slice(0, at), id.slice(at + 1)];
-  });
+/** Every subscription in the "qstash" dialect (queues, URL-group endpoints, the publish
+ * and callback topics). */
+export async function qstashGroupsOf(deps: QstashDeps): Promise<SubscriptionView[]> {
+  return (await deps.api.call((b) => b.listSubscriptions())).filter((s) => s.dialect === "qstash");
 }
 
 /** A stored message as QStash's `Message`. */
-function messageView(m: WireMessage, retriesDefault: number, fallbackUrl = "") {
+export function messageView(m: WireMessage, retriesDefault: number, fallbackUrl = "") {
   const p = m.properties;
   const header: Record<string, string[]> = {};
   const forwarded = p[QSTASH_PROPERTY.headers];

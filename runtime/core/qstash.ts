@@ -30,7 +30,10 @@ export interface QstashCoreDeps {
   log: Logger;
 }
 
-export class QstashCore implements QstashApi, QstashDelivery {
+export class QstashCore
+  implements
+    Omit<QstashApi, "listDeadLetters" | "retryDeadLetters" | "deleteDeadLetters">,
+    QstashDelivery {
   #keys: QstashSigningKeys;
   #signer: QstashJwtSigner;
   readonly #encoder = new TextEncoder();

@@ -132,6 +132,13 @@ export interface QstashApi {
   /** Throws WEBHOOK_URL_REFUSED when deliveries to `url` would be refused. */
   checkDestination(url: string): Promise<void>;
   qstashSettings(): Promise<QstashSettings>;
+  /** A group's dead letters, oldest first, without those deleted or retried through here. */
+  listDeadLetters(group: string, max: number): Promise<WireMessage[]>;
+  /** Delivers letters again to the group's subscription alone, then deletes them; the ids
+   * of those found. */
+  retryDeadLetters(group: string, messageIds: string[]): Promise<string[]>;
+  /** Deletes single letters; how many were found. */
+  deleteDeadLetters(group: string, messageIds: string[]): Promise<number>;
 }
 
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
