@@ -151,6 +151,28 @@ for (const runtime of RUNTIMES) {
       assert.ok((await queue.list()).some((x) => x.name === "orders"));
     });
 
+    await t.step("flow control: parallelism holds across publishes", async () => {
+      let active = 0;
+      let most = 0;
+      const url = rx.on("/flow", async () => {
+        most = Math.max(most, ++active);
+        await sleep(50);
+        active--;
+        return new Response();
+      });
+      const flowControl = { key: "per-user-7", parallelism: 1 };
+      for (let i = 0; i < 5; i++) await q.publish({ url, body: `f${i}`, flowControl });
+      await rx.until(() => rx.at("/flow").length >= 5, 10_000, "five flow-controlled");
+      assert.equal(most, 1, "more than one delivery in flight for the key");
+      const info = await q.flowControl.get("per-user-7");
+      assert.equal(info.parallelismMax, 1);
+      await refused(
+        q.publish({ url, body: "x", flowControl: { key: "k", rate: 1, period: 10 } }),
+        400,
+        /Flow-Control/,
+      );
+    });
+
     await t.step("a schedule fires, pauses, is deleted", async () => {
       const url = rx.on("/tick", () => new Response());
       const { scheduleId } = await q.schedules.create({

@@ -8,6 +8,7 @@ import type { Env } from "../routes/route.ts";
 import { parseQstashHeaders } from "./headers.ts";
 import { dlqRoutes } from "./dlq.ts";
 import { eventRoutes } from "./events.ts";
+import { flowControlRoutes } from "./flow_control.ts";
 import { messageRoutes } from "./messages.ts";
 import { Plumbing, type QstashDeps } from "./plumbing.ts";
 import { publishOne, type PublishResult } from "./publish.ts";
@@ -96,6 +97,7 @@ export function qstashApp(
   messageRoutes(app, deps, plumbing);
   dlqRoutes(app, deps, plumbing);
   eventRoutes(app, deps);
+  flowControlRoutes(app, deps);
   urlGroupRoutes(app, deps, plumbing);
   return app;
 }

@@ -21,6 +21,15 @@ export interface QstashOptions {
   cron?: string;
   queueName?: string;
   label?: string;
+  /** Upstash-Flow-Control-Key and -Value. */
+  flowControl?: FlowControl;
+}
+
+export interface FlowControl {
+  key: string;
+  parallelism?: number;
+  rate?: number;
+  periodMs: number;
 }
 
 const IGNORED = /^upstash-telemetry-/;
@@ -35,6 +44,8 @@ export function parseQstashHeaders(
   retriesMax: number,
 ): QstashOptions {
   const o: QstashOptions = { forward: {}, contentBasedDeduplication: false };
+  let flowKey: string | undefined;
+  let flowValue: string | undefined;
   for (const [raw, value] of headers) {
     const name = raw.toLowerCase();
     if (name === "content-type") {
@@ -99,11 +110,39 @@ export function parseQstashHeaders(
       case "upstash-label":
         o.label = value;
         break;
+      case "upstash-flow-control-key":
+        flowKey = value;
+        break;
+      case "upstash-flow-control-value":
+        flowValue = value;
+        break;
       default:
         throw unsupported(raw);
     }
   }
+  if (flowKey !== undefined || flowValue !== undefined) {
+    o.flowControl = flowControl(flowKey, flowValue ?? "");
+  }
   return o;
+}
+
+/** `parallelism=P, rate=R, period=D` (spaces optional; at least one of P and R). */
+function flowControl(key: string | undefined, value: string): FlowControl {
+  const header = "Upstash-Flow-Control-Value";
+  if (!key) throw bad("Upstash-Flow-Control-Key", "required with Upstash-Flow-Control-Value");
+  const fc: FlowControl = { key, periodMs: 1000 };
+  for (const part of value.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+    const [name, v] = part.split("=").map((x) => x.trim());
+    if (name === "parallelism" || name === "rate") {
+      if (!/^\d{1,6}$/.test(v ?? "") || Number(v) < 1) throw bad(header, `${name} must be >= 1`);
+      fc[name] = Number(v);
+    } else if (name === "period") fc.periodMs = duration(header, v ?? "");
+    else throw bad(header, `unknown setting ${JSON.stringify(name)}`);
+  }
+  if (fc.parallelism === undefined && fc.rate === undefined) {
+    throw bad(header, "name parallelism, rate or both");
+  }
+  return fc;
 }
 
 function unsupported(header: string): BrokerError {

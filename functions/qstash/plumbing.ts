@@ -6,6 +6,7 @@ import { BrokerError } from "../../runtime/protocol/errors.ts";
 import {
   QSTASH_CALLBACK_TOPIC,
   QSTASH_ENDPOINT_SEPARATOR,
+  QSTASH_FLOW_PREFIX,
   QSTASH_PUBLISH_TOPIC,
   QSTASH_QUEUE_PREFIX,
   QSTASH_URL_GROUP_PREFIX,
@@ -13,6 +14,7 @@ import {
 } from "../../runtime/protocol/qstash.ts";
 import type { SubscriptionView } from "../../runtime/protocol/types.ts";
 import type { ApiSource, RouteContext, RouteDeps } from "../routes/route.ts";
+import type { FlowControl } from "./headers.ts";
 
 export interface QstashDeps extends Omit<RouteDeps<BrokerClient>, "api"> {
   api: ApiSource<BrokerClient>;
@@ -35,6 +37,8 @@ export function checkQstashName(kind: string, name: string): string {
 }
 
 export const queueTopic = (queue: string) => QSTASH_QUEUE_PREFIX + checkQstashName("queue", queue);
+export const flowTopic = (key: string) =>
+  QSTASH_FLOW_PREFIX + checkQstashName("flow-control key", key);
 export const groupTopic = (group: string) =>
   QSTASH_URL_GROUP_PREFIX + checkQstashName("URL group", group);
 export const endpointGroup = (topic: string, endpoint: string) =>
@@ -47,6 +51,8 @@ export function isQstashSubscription(s: SubscriptionView): boolean {
 /** Creates the topics and subscriptions QStash needs, once per name per process. */
 export class Plumbing {
   readonly #ready = new Set<string>();
+  /** Flow-control topic -> the limits its subscription was last given. */
+  readonly #flows = new Map<string, string>();
   readonly #urls = new Map<string, { urls: string[]; at: number }>();
   #settings: QstashSettings | undefined;
 
@@ -135,6 +141,41 @@ export class Plumbing {
     const urls = (await this.deps.api.call((b) => this.endpoints(b, group))).map((s) => s.url);
     this.#urls.set(group, { urls, at: now });
     return urls;
+  }
+
+  /** The topic of a flow-control key, its subscription set to the message's limits
+   * (messages bring the key's settings, as on QStash; a change restarts its deliveries). */
+  async flowTopic(fc: FlowControl): Promise<string> {
+    const topic = flowTopic(fc.key);
+    const s = await this.settings();
+    let ratePerSec = 0;
+    if (fc.rate !== undefined) {
+      ratePerSec = fc.rate * 1000 / fc.periodMs;
+      if (!Number.isInteger(ratePerSec) || ratePerSec < 1) {
+        throw new BrokerError(
+          "INVALID_HEADER",
+          "Upstash-Flow-Control-Value: rate per period must come to a whole number per second",
+        );
+      }
+    }
+    const maxConcurrency = fc.parallelism ?? s.concurrency;
+    const config = `${maxConcurrency}/${ratePerSec}`;
+    if (this.#flows.get(topic) === config) return topic;
+    await this.deps.api.call(async (b) => {
+      await b.upsertTopic(topic, {});
+      await b.upsertSubscription(topic, {
+        topic,
+        url: "",
+        dialect: "qstash",
+        maxConcurrency,
+        ratePerSec,
+        retryMaxTimes: s.retriesDefault,
+        retryBackoffMs: s.retryBackoffMs,
+        startFrom: "earliest",
+      });
+    });
+    this.#flows.set(topic, config);
+    return topic;
   }
 
   forget(topic: string) {

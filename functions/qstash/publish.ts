@@ -7,6 +7,7 @@ import { QSTASH_PROPERTY, QSTASH_PUBLISH_TOPIC } from "../../runtime/protocol/qs
 import type { ProduceMessage } from "../../runtime/protocol/types.ts";
 import type { QstashOptions } from "./headers.ts";
 import {
+  flowTopic,
   groupTopic,
   type Plumbing,
   type QstashDeps,
@@ -101,12 +102,23 @@ export async function qstashMessage(
   }
   let topic: string;
   let endpoints: string[] | undefined;
+  if (o.flowControl && (queue !== undefined || !isUrl(destination))) {
+    throw new BrokerError(
+      "INVALID_HEADER",
+      "Upstash-Flow-Control-Key is supported on publishes to a URL, not with a queue or URL group",
+    );
+  }
   if (isUrl(destination)) {
     await deps.qstash.checkDestination(destination);
     properties[QSTASH_PROPERTY.url] = destination;
     if (queue !== undefined) properties[QSTASH_PROPERTY.queueName] = queue;
-    authorize(queue === undefined ? QSTASH_PUBLISH_TOPIC : queueTopic(queue));
-    topic = await plumbing.urlTopic(queue);
+    if (o.flowControl) {
+      authorize(flowTopic(o.flowControl.key));
+      topic = await plumbing.flowTopic(o.flowControl);
+    } else {
+      authorize(queue === undefined ? QSTASH_PUBLISH_TOPIC : queueTopic(queue));
+      topic = await plumbing.urlTopic(queue);
+    }
   } else {
     if (queue !== undefined) {
       throw new BrokerError(

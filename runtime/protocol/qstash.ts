@@ -27,6 +27,8 @@ export const QSTASH_PUBLISH_TOPIC = "qstash-publish";
 export const QSTASH_CALLBACK_TOPIC = "qstash-callbacks";
 /** A queue named Q is topic and group `qstash-q-Q`. */
 export const QSTASH_QUEUE_PREFIX = "qstash-q-";
+/** Messages with flow-control key K go to topic and group `qstash-f-K`. */
+export const QSTASH_FLOW_PREFIX = "qstash-f-";
 /** A URL group named G is topic `qstash-g-G`; its endpoints are groups `qstash-g-G--<n>`. */
 export const QSTASH_URL_GROUP_PREFIX = "qstash-g-";
 export const QSTASH_ENDPOINT_SEPARATOR = "--";
