@@ -20,7 +20,8 @@ import { DeadLetters } from "./core/dlq.ts";
 import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
-import { qstashApi, QstashDeadLetters } from "./core/qstash_dlq.ts";
+import { QstashDeadLetters } from "./core/qstash_dlq.ts";
+import { qstashApi } from "./core/qstash_api.ts";
 import { LOOPBACK } from "./core/store_host.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
@@ -104,6 +105,7 @@ export class Broker implements BrokerClient {
         listDlq: (g, o) => dlq.listDlq(g, o),
         pageMax: config.pullMsgNumsMax,
       }),
+      (id) => parts.cron.message(id),
     );
     const scheduling = new Scheduling({
       timers: parts.timers,

@@ -180,9 +180,14 @@ for (const runtime of RUNTIMES) {
         cron: "* * * * * *",
         body: "tick",
       });
-      assert.equal((await q.schedules.get(scheduleId)).cron, "* * * * * *");
+      const schedule = await q.schedules.get(scheduleId);
+      assert.equal(schedule.cron, "* * * * * *");
+      assert.equal(schedule.destination, url);
+      assert.equal(schedule.body, "tick");
+      assert.ok((await q.schedules.list()).some((x) => x.scheduleId === scheduleId));
       await rx.until(() => rx.at("/tick").length >= 1, 10_000, "a tick");
       assert.equal(await verify(receiver, rx.at("/tick")[0], url), true);
+      assert.equal(rx.at("/tick")[0].headers["upstash-schedule-id"], scheduleId);
       await q.schedules.pause({ schedule: scheduleId });
       assert.equal((await q.schedules.get(scheduleId)).isPaused, true);
       await sleep(1200);

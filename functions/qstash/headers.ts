@@ -68,6 +68,7 @@ export function parseQstashHeaders(
         }
         break;
       case "upstash-delay":
+        if (kind === "schedule") throw unsupported(`${raw} on a schedule`);
         o.delayMs = duration("Upstash-Delay", value);
         break;
       case "upstash-not-before":

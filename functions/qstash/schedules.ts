@@ -3,9 +3,12 @@
 import type { Context, Hono } from "hono";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import {
+  QSTASH_FLOW_PREFIX,
+  QSTASH_PROPERTY,
   QSTASH_PUBLISH_TOPIC,
   QSTASH_QUEUE_PREFIX,
   QSTASH_URL_GROUP_PREFIX,
+  type QstashScheduleDetails,
 } from "../../runtime/protocol/qstash.ts";
 import type { CronScheduleView } from "../../runtime/protocol/types.ts";
 import { readBody } from "../body.ts";
@@ -36,7 +39,6 @@ export function scheduleRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
       o.queueName,
       () => {}, // creating a schedule needs admin, checked above
     );
-    if (o.delayMs) message.delayMs = o.delayMs;
     const tz = /^CRON_TZ=(\S+)\s+(.*)$/.exec(o.cron);
     const view = await api.call((b) =>
       b.createSchedule({
@@ -51,17 +53,24 @@ export function scheduleRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
   app.get("/schedules", async (c) => {
     allow(c, "admin");
     const all = await api.call((b) => b.listSchedules());
-    return c.json(all.filter((v) => isQstashTopic(v.topic)).map(scheduleView));
+    const ours = all.filter((v) => isQstashTopic(v.topic));
+    return c.json(await Promise.all(ours.map(view)));
   });
   app.get("/schedules/:id", async (c) => {
     allow(c, "admin");
-    return c.json(scheduleView(await api.call((b) => b.getSchedule(c.req.param("id")))));
+    return c.json(await view(await api.call((b) => b.getSchedule(c.req.param("id")))));
   });
   app.delete("/schedules/:id", async (c) => {
     allow(c, "admin");
     await api.call((b) => b.deleteSchedule(c.req.param("id")));
     return c.body(null, 200);
   });
+  const view = async (v: CronScheduleView) =>
+    scheduleView(
+      v,
+      await deps.qstash.qstashSchedule(v.id),
+      (await plumbing.settings()).retriesDefault,
+    );
   const setPaused = async (
     c: Context<Env>,
     id: string,
@@ -81,21 +90,43 @@ export function scheduleRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumb
 
 function isQstashTopic(topic: string): boolean {
   return topic === QSTASH_PUBLISH_TOPIC || topic.startsWith(QSTASH_QUEUE_PREFIX) ||
-    topic.startsWith(QSTASH_URL_GROUP_PREFIX);
+    topic.startsWith(QSTASH_URL_GROUP_PREFIX) || topic.startsWith(QSTASH_FLOW_PREFIX);
 }
 
-function scheduleView(v: CronScheduleView) {
-  const group = v.topic.startsWith(QSTASH_URL_GROUP_PREFIX)
-    ? v.topic.slice(QSTASH_URL_GROUP_PREFIX.length)
-    : undefined;
+/** QStash's Schedule from our cron schedule and the message it publishes. */
+function scheduleView(v: CronScheduleView, d: QstashScheduleDetails, retriesDefault: number) {
+  const p = d.properties;
+  const destination = p[QSTASH_PROPERTY.url] ??
+    (v.topic.startsWith(QSTASH_URL_GROUP_PREFIX)
+      ? v.topic.slice(QSTASH_URL_GROUP_PREFIX.length)
+      : "");
+  const bytes = Uint8Array.from(atob(d.body), (ch) => ch.charCodeAt(0));
+  let body: { body: string } | { bodyBase64: string };
+  try {
+    body = { body: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    body = { bodyBase64: d.body };
+  }
+  const header: Record<string, string[]> = {};
+  if (d.contentType) header["Content-Type"] = [d.contentType];
+  const forwarded = p[QSTASH_PROPERTY.headers];
+  if (forwarded) {
+    for (const [k, value] of Object.entries(JSON.parse(forwarded))) header[k] = [String(value)];
+  }
   return {
     scheduleId: v.id,
     cron: v.timeZone === "UTC" ? v.cron : `CRON_TZ=${v.timeZone} ${v.cron}`,
-    createdAt: v.lastTickAt ?? 0,
-    destination: group ?? "",
+    createdAt: d.createdAt,
+    destination,
     method: "POST",
+    header,
+    ...body,
+    retries: Number(p[QSTASH_PROPERTY.retries] ?? retriesDefault),
+    ...(p[QSTASH_PROPERTY.callback] ? { callback: p[QSTASH_PROPERTY.callback] } : {}),
+    ...(p[QSTASH_PROPERTY.failureCallback]
+      ? { failureCallback: p[QSTASH_PROPERTY.failureCallback] }
+      : {}),
     isPaused: v.paused,
-    retries: 0,
     ...(v.topic.startsWith(QSTASH_QUEUE_PREFIX)
       ? { queueName: v.topic.slice(QSTASH_QUEUE_PREFIX.length) }
       : {}),

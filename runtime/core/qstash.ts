@@ -30,10 +30,12 @@ export interface QstashCoreDeps {
   log: Logger;
 }
 
-export class QstashCore
-  implements
-    Omit<QstashApi, "listDeadLetters" | "retryDeadLetters" | "deleteDeadLetters">,
-    QstashDelivery {
+export class QstashCore implements
+  Pick<
+    QstashApi,
+    "qstashSigningKeys" | "rotateQstashSigningKeys" | "checkDestination" | "qstashSettings"
+  >,
+  QstashDelivery {
   #keys: QstashSigningKeys;
   #signer: QstashJwtSigner;
   readonly #encoder = new TextEncoder();

@@ -9,8 +9,6 @@ import { type FilePort, readWholeFile, writeFileAtomic } from "../../storage/fil
 import { PROPERTY_DLQ_ORIGIN_TOPIC } from "../../storage/message/message_const.ts";
 import type { PullResult, WireMessage } from "../protocol/types.ts";
 import { dlqTopicOf, retryTopicOf } from "../pop/group_topics.ts";
-import type { QstashApi } from "../protocol/core_api.ts";
-import type { QstashCore } from "./qstash.ts";
 
 const TOMBSTONES_FILE = "qstash_dlq_deleted.json";
 
@@ -120,17 +118,4 @@ export class QstashDeadLetters {
       new TextEncoder().encode(JSON.stringify(json)),
     );
   }
-}
-
-/** The QStash front end's core calls: the keys and checks of `core`, the DLQ of `dead`. */
-export function qstashApi(core: QstashCore, dead: QstashDeadLetters): QstashApi {
-  return {
-    qstashSigningKeys: () => core.qstashSigningKeys(),
-    rotateQstashSigningKeys: () => core.rotateQstashSigningKeys(),
-    checkDestination: (url) => core.checkDestination(url),
-    qstashSettings: () => core.qstashSettings(),
-    listDeadLetters: (group, max) => dead.listDeadLetters(group, max),
-    retryDeadLetters: (group, ids) => dead.retryDeadLetters(group, ids),
-    deleteDeadLetters: (group, ids) => dead.deleteDeadLetters(group, ids),
-  };
 }

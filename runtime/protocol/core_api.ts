@@ -32,7 +32,7 @@ import type {
   TopicUpsert,
   WireMessage,
 } from "./types.ts";
-import type { QstashSettings, QstashSigningKeys } from "./qstash.ts";
+import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
 export interface ProducerApi {
@@ -139,6 +139,8 @@ export interface QstashApi {
   retryDeadLetters(group: string, messageIds: string[]): Promise<string[]>;
   /** Deletes single letters; how many were found. */
   deleteDeadLetters(group: string, messageIds: string[]): Promise<number>;
+  /** What a cron schedule publishes (the QStash view shows its destination and body). */
+  qstashSchedule(id: string): Promise<QstashScheduleDetails>;
 }
 
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route

@@ -15,7 +15,8 @@ export const QSTASH_PROPERTY = {
   retries: "qstash.retries",
   callback: "qstash.callback",
   failureCallback: "qstash.failure-callback",
-  scheduleId: "qstash.schedule-id",
+  /** Set by the cron service on each tick it publishes. */
+  scheduleId: "cronSchedule",
   queueName: "qstash.queue",
   /** Set on a callback message: the message it reports on. */
   callbackOf: "qstash.callback-of",
@@ -37,6 +38,15 @@ export const QSTASH_ENDPOINT_SEPARATOR = "--";
 export interface QstashSigningKeys {
   current: string;
   next: string;
+}
+
+/** What a schedule publishes at each tick (QstashApi.qstashSchedule). */
+export interface QstashScheduleDetails {
+  createdAt: number;
+  /** base64 */
+  body: string;
+  contentType?: string;
+  properties: Record<string, string>;
 }
 
 /** The broker's QStash settings the front end applies (runtime/config/qstash_settings.ts). */
