@@ -325,9 +325,15 @@ for (const runtime of RUNTIMES) {
         400,
         /Upstash-Retry-Delay/i,
       );
+      const url = rx.on("/batch-bad", () => new Response());
+      await refused(
+        q.batch([{ url, body: "ok" }, { url: "http://10.0.0.1/x", body: "no" }]),
+        400,
+        /./,
+      );
       assert.equal((await b.client.listTopics()).length, before);
       await sleep(200);
-      for (const p of ["/big", "/m", "/t", "/c"]) assert.equal(rx.at(p).length, 0);
+      for (const p of ["/big", "/m", "/t", "/c", "/batch-bad"]) assert.equal(rx.at(p).length, 0);
     });
   });
 }

@@ -6,6 +6,7 @@ import { BrokerError } from "../../runtime/protocol/errors.ts";
 import { readBody } from "../body.ts";
 import type { Env } from "../routes/route.ts";
 import { parseQstashHeaders } from "./headers.ts";
+import { batchRoutes } from "./batch.ts";
 import { dlqRoutes } from "./dlq.ts";
 import { eventRoutes } from "./events.ts";
 import { flowControlRoutes } from "./flow_control.ts";
@@ -53,45 +54,7 @@ export function qstashApp(
   app.post("/publish/*", (c) => publish(c));
   app.post("/enqueue/:queue/*", (c) => publish(c, c.req.param("queue")));
 
-  app.post("/batch", async (c) => {
-    const s = await plumbing.settings();
-    const body = await readBody(c.req.raw, deps.limits.batchBodyBytesMax, deps.deadlines);
-    let entries: unknown;
-    try {
-      entries = JSON.parse(new TextDecoder().decode(body));
-    } catch {
-      throw new BrokerError("INVALID_JSON", "A batch is a JSON array of messages");
-    }
-    if (!Array.isArray(entries) || entries.length > deps.limits.batchItemsMax) {
-      throw new BrokerError(
-        "INVALID_PARAMETER",
-        `A batch is a JSON array of at most ${deps.limits.batchItemsMax} messages`,
-      );
-    }
-    const results = [];
-    for (const entry of entries as Record<string, unknown>[]) {
-      if (typeof entry?.destination !== "string") {
-        throw new BrokerError("INVALID_PARAMETER", "Every batch entry needs a destination");
-      }
-      const headers = Object.entries((entry.headers ?? {}) as Record<string, string>);
-      const options = parseQstashHeaders(headers, "publish", s.retriesMax);
-      const text = typeof entry.body === "string" ? entry.body : "";
-      const queue = typeof entry.queue === "string" ? entry.queue : undefined;
-      results.push(
-        await publishOne(
-          c,
-          deps,
-          plumbing,
-          entry.destination,
-          options,
-          new TextEncoder().encode(text),
-          queue,
-        ),
-      );
-    }
-    return c.json(results);
-  });
-
+  batchRoutes(app, deps, plumbing);
   queueRoutes(app, deps, plumbing);
   scheduleRoutes(app, deps, plumbing);
   messageRoutes(app, deps, plumbing);

@@ -94,7 +94,7 @@ export function dlqRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumbing) 
 const DLQ_PAGE_MAX = 100;
 
 /** Query parameters other than `allowed` are filters we do not carry out: refused. */
-function onlyParams(c: Context<Env>, allowed: string[]) {
+export function onlyParams(c: Context<Env>, allowed: string[]) {
   for (const name of Object.keys(c.req.queries())) {
     if (!allowed.includes(name)) {
       throw new BrokerError(

@@ -2,6 +2,7 @@
 // LogPayload.
 import type { Hono } from "hono";
 import type { Env } from "../routes/route.ts";
+import { onlyParams } from "./dlq.ts";
 import { qstashGroupsOf } from "./messages.ts";
 import type { QstashDeps } from "./plumbing.ts";
 
@@ -10,6 +11,7 @@ export function eventRoutes(app: Hono<Env>, deps: QstashDeps) {
   const qstashGroups = () => qstashGroupsOf(deps);
   app.get("/events", async (c) => {
     allow(c, "admin");
+    onlyParams(c, ["messageIds", "count", "cursor"]);
     const wanted = c.req.queries("messageIds");
     const count = Math.min(Number(c.req.query("count") ?? 100) || 100, 1000);
     const events = [];

@@ -33,6 +33,20 @@ export interface FlowControl {
 }
 
 const IGNORED = /^upstash-telemetry-/;
+/** Headers the HTTP layer or the broker owns on a delivery. */
+const NOT_FORWARDED = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "expect",
+  "te",
+  "trailer",
+  "user-agent",
+  "content-type",
+]);
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 const bad = (header: string, why: string) => new BrokerError("INVALID_HEADER", `${header}: ${why}`);
@@ -55,8 +69,8 @@ export function parseQstashHeaders(
     if (!name.startsWith("upstash-") || IGNORED.test(name)) continue;
     if (name.startsWith("upstash-forward-")) {
       const to = name.slice("upstash-forward-".length);
-      if (to === "" || to === "host" || to === "content-length") {
-        throw bad(raw, "cannot forward it");
+      if (to === "" || NOT_FORWARDED.has(to)) {
+        throw bad(raw, "the broker sets this header itself");
       }
       o.forward[to] = value;
       continue;

@@ -39,6 +39,21 @@ export function checkQstashName(kind: string, name: string): string {
 export const queueTopic = (queue: string) => QSTASH_QUEUE_PREFIX + checkQstashName("queue", queue);
 export const flowTopic = (key: string) =>
   QSTASH_FLOW_PREFIX + checkQstashName("flow-control key", key);
+/** A flow-control key's limits as a subscription's (rate: a whole number per second). */
+export function flowLimits(fc: FlowControl, s: QstashSettings) {
+  let ratePerSec = 0;
+  if (fc.rate !== undefined) {
+    ratePerSec = fc.rate * 1000 / fc.periodMs;
+    if (!Number.isInteger(ratePerSec) || ratePerSec < 1) {
+      throw new BrokerError(
+        "INVALID_HEADER",
+        "Upstash-Flow-Control-Value: rate per period must come to a whole number per second",
+      );
+    }
+  }
+  return { maxConcurrency: fc.parallelism ?? s.concurrency, ratePerSec };
+}
+
 export const groupTopic = (group: string) =>
   QSTASH_URL_GROUP_PREFIX + checkQstashName("URL group", group);
 export const endpointGroup = (topic: string, endpoint: string) =>
@@ -148,17 +163,7 @@ export class Plumbing {
   async flowTopic(fc: FlowControl): Promise<string> {
     const topic = flowTopic(fc.key);
     const s = await this.settings();
-    let ratePerSec = 0;
-    if (fc.rate !== undefined) {
-      ratePerSec = fc.rate * 1000 / fc.periodMs;
-      if (!Number.isInteger(ratePerSec) || ratePerSec < 1) {
-        throw new BrokerError(
-          "INVALID_HEADER",
-          "Upstash-Flow-Control-Value: rate per period must come to a whole number per second",
-        );
-      }
-    }
-    const maxConcurrency = fc.parallelism ?? s.concurrency;
+    const { maxConcurrency, ratePerSec } = flowLimits(fc, s);
     const config = `${maxConcurrency}/${ratePerSec}`;
     if (this.#flows.get(topic) === config) return topic;
     await this.deps.api.call(async (b) => {

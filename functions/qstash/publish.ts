@@ -7,6 +7,7 @@ import { QSTASH_PROPERTY, QSTASH_PUBLISH_TOPIC } from "../../runtime/protocol/qs
 import type { ProduceMessage } from "../../runtime/protocol/types.ts";
 import type { QstashOptions } from "./headers.ts";
 import {
+  flowLimits,
   flowTopic,
   groupTopic,
   type Plumbing,
@@ -57,10 +58,11 @@ export async function publishOne(
   return { messageId: r.messageId, url: destination, ...extra };
 }
 
-/** The topic and message of a publish (checked: size, destination, callbacks, then
- * `authorize(topic)`); creates the topic and subscription on first use. Delay and dedup
- * are the caller's. */
-export async function qstashMessage(
+/** Everything a publish could be refused for, checked before anything is stored or
+ * created (a batch checks every entry first): size, names, destinations, callbacks,
+ * header combinations, then `authorize(topic)`. Answers the topic and, for a URL group,
+ * its endpoints. */
+export async function checkPublish(
   deps: QstashDeps,
   plumbing: Plumbing,
   destination: string,
@@ -68,7 +70,7 @@ export async function qstashMessage(
   body: Uint8Array,
   queue: string | undefined,
   authorize: (topic: string) => void,
-): Promise<{ topic: string; message: ProduceMessage; endpoints?: string[] }> {
+): Promise<{ topic: string; endpoints?: string[] }> {
   if (body.length > deps.limits.maxMessageSize) {
     throw new BrokerError(
       "PAYLOAD_TOO_LARGE",
@@ -79,6 +81,62 @@ export async function qstashMessage(
   for (const url of [o.callback, o.failureCallback]) {
     if (url !== undefined) await deps.qstash.checkDestination(url);
   }
+  if (o.timeoutMs !== undefined && (o.timeoutMs < 1 || o.timeoutMs > settings.timeoutMsMax)) {
+    throw new BrokerError(
+      "INVALID_HEADER",
+      `Upstash-Timeout: at most ${settings.timeoutMsMax} ms (webhookTimeoutMsMax)`,
+    );
+  }
+  if (o.flowControl && (queue !== undefined || !isUrl(destination))) {
+    throw new BrokerError(
+      "INVALID_HEADER",
+      "Upstash-Flow-Control-Key is supported on publishes to a URL, not with a queue or URL group",
+    );
+  }
+  if (isUrl(destination)) {
+    await deps.qstash.checkDestination(destination);
+    const topic = o.flowControl
+      ? flowTopic(o.flowControl.key)
+      : queue === undefined
+      ? QSTASH_PUBLISH_TOPIC
+      : queueTopic(queue);
+    if (o.flowControl) flowLimits(o.flowControl, settings);
+    authorize(topic);
+    return { topic };
+  }
+  if (queue !== undefined) {
+    throw new BrokerError("INVALID_PARAMETER", "Enqueue needs a URL destination, not a URL group");
+  }
+  const topic = groupTopic(destination);
+  authorize(topic);
+  const endpoints = await plumbing.endpointUrls(destination);
+  if (endpoints.length === 0) {
+    throw new BrokerError("TOPIC_NOT_FOUND", `No URL group ${destination}`);
+  }
+  return { topic, endpoints };
+}
+
+/** The topic and message of a publish (checkPublish first); creates the topic and
+ * subscription on first use. Delay and dedup are the caller's. */
+export async function qstashMessage(
+  deps: QstashDeps,
+  plumbing: Plumbing,
+  destination: string,
+  o: QstashOptions,
+  body: Uint8Array,
+  queue: string | undefined,
+  authorize: (topic: string) => void,
+): Promise<{ topic: string; message: ProduceMessage; endpoints?: string[] }> {
+  const { topic, endpoints } = await checkPublish(
+    deps,
+    plumbing,
+    destination,
+    o,
+    body,
+    queue,
+    authorize,
+  );
+  const settings = await plumbing.settings();
   // Every subscription's retryMaxTimes is qstashRetriesDefault: a message carries its
   // own only when it differs (a message with no properties is the cheapest to store).
   const properties: Record<string, string> = {};
@@ -91,47 +149,12 @@ export async function qstashMessage(
   if (o.callback) properties[QSTASH_PROPERTY.callback] = o.callback;
   if (o.failureCallback) properties[QSTASH_PROPERTY.failureCallback] = o.failureCallback;
   if (o.label) properties["qstash.label"] = o.label;
-  if (o.timeoutMs !== undefined) {
-    if (o.timeoutMs < 1 || o.timeoutMs > settings.timeoutMsMax) {
-      throw new BrokerError(
-        "INVALID_HEADER",
-        `Upstash-Timeout: at most ${settings.timeoutMsMax} ms (webhookTimeoutMsMax)`,
-      );
-    }
-    properties[QSTASH_PROPERTY.timeout] = String(o.timeoutMs);
-  }
-  let topic: string;
-  let endpoints: string[] | undefined;
-  if (o.flowControl && (queue !== undefined || !isUrl(destination))) {
-    throw new BrokerError(
-      "INVALID_HEADER",
-      "Upstash-Flow-Control-Key is supported on publishes to a URL, not with a queue or URL group",
-    );
-  }
-  if (isUrl(destination)) {
-    await deps.qstash.checkDestination(destination);
+  if (o.timeoutMs !== undefined) properties[QSTASH_PROPERTY.timeout] = String(o.timeoutMs);
+  if (endpoints === undefined) {
     properties[QSTASH_PROPERTY.url] = destination;
     if (queue !== undefined) properties[QSTASH_PROPERTY.queueName] = queue;
-    if (o.flowControl) {
-      authorize(flowTopic(o.flowControl.key));
-      topic = await plumbing.flowTopic(o.flowControl);
-    } else {
-      authorize(queue === undefined ? QSTASH_PUBLISH_TOPIC : queueTopic(queue));
-      topic = await plumbing.urlTopic(queue);
-    }
-  } else {
-    if (queue !== undefined) {
-      throw new BrokerError(
-        "INVALID_PARAMETER",
-        "Enqueue needs a URL destination, not a URL group",
-      );
-    }
-    topic = groupTopic(destination);
-    authorize(topic);
-    endpoints = await plumbing.endpointUrls(destination);
-    if (endpoints.length === 0) {
-      throw new BrokerError("TOPIC_NOT_FOUND", `No URL group ${destination}`);
-    }
+    if (o.flowControl) await plumbing.flowTopic(o.flowControl);
+    else await plumbing.urlTopic(queue);
   }
   if (o.callback || o.failureCallback) await plumbing.callbacks();
   const message: ProduceMessage = { body };
