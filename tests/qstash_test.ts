@@ -274,6 +274,9 @@ for (const runtime of RUNTIMES) {
     await t.step("cancel a delayed message", async () => {
       const url = rx.on("/cancelled", () => new Response());
       const { messageId } = await q.publish({ url, body: "x", delay: 2 });
+      const waiting = await q.messages.get(messageId);
+      assert.equal(waiting.url, url);
+      assert.equal(waiting.body, "x");
       await q.messages.cancel(messageId);
       await sleep(2500);
       assert.equal(rx.at("/cancelled").length, 0, "a cancelled message was delivered");

@@ -7,13 +7,24 @@ import type { SubscriptionView, WireMessage } from "../../runtime/protocol/types
 import type { Env } from "../routes/route.ts";
 import type { Plumbing, QstashDeps } from "./plumbing.ts";
 
+/** Where the timer wheel keeps messages until they are due (storage's TIMER_TOPIC). */
+const TIMER_WHEEL_TOPIC = "rmq_sys_wheel_timer";
+
 export function messageRoutes(app: Hono<Env>, deps: QstashDeps, plumbing: Plumbing) {
   const { api, allow } = deps;
   const qstashGroups = () => qstashGroupsOf(deps);
 
   app.get("/messages/:id", async (c) => {
     allow(c, "admin");
-    const m = await api.call((b) => b.getMessageById(c.req.param("id")));
+    const id = c.req.param("id");
+    // Delivered (or due) messages are in their topic; waiting ones in the timer wheel's.
+    const m = await api.call((b) =>
+      b.getMessageById(id).catch((err) =>
+        err instanceof BrokerError && err.code === "MESSAGE_NOT_FOUND"
+          ? b.getMessageById(id, TIMER_WHEEL_TOPIC)
+          : Promise.reject(err)
+      )
+    );
     return c.json(messageView(m, (await plumbing.settings()).retriesDefault));
   });
   /** Cancels a delayed message in whichever QStash topic holds it; 0 or 1. */
