@@ -124,7 +124,7 @@ export class QstashCore implements
     const event = {
       status: o.status,
       header: {},
-      body: btoa(String.fromCharCode(...this.#encoder.encode(o.responseBody))),
+      body: Buffer.from(o.responseBody).toString("base64"),
       retried: o.retried,
       maxRetries: o.maxRetries,
       sourceMessageId: o.messageId,
@@ -146,7 +146,6 @@ export class QstashCore implements
       properties: {
         [QSTASH_PROPERTY.url]: url,
         [QSTASH_PROPERTY.callbackOf]: o.messageId,
-        [QSTASH_PROPERTY.retries]: String(this.d.settings.retriesDefault),
       },
     }).catch((err) =>
       this.d.log("warn", "a QStash callback could not be stored", {
