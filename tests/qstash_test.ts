@@ -255,6 +255,27 @@ for (const runtime of RUNTIMES) {
       assert.deepEqual(rx.at("/b1").map(text).sort(), ["to-all", "to-one"]);
       assert.equal(rx.at("/b2")[0].headers["upstash-topic-name"], "team");
       assert.equal(await verify(receiver, rx.at("/b2")[0], two), true);
+      // A letter of one endpoint goes back to that endpoint alone.
+      let down = true;
+      const ok = rx.on("/pair-ok", () => new Response());
+      const flaky = rx.on("/pair-bad", () => new Response("", { status: down ? 500 : 200 }));
+      await q.urlGroups.addEndpoints({ name: "pair", endpoints: [{ url: ok }, { url: flaky }] });
+      const [sent] = await q.publish({ urlGroup: "pair", body: "p", retries: 0 }) as {
+        messageId: string;
+      }[];
+      const letterOf = async () =>
+        (await q.dlq.listMessages()).messages.find((m) =>
+          m.messageId === sent.messageId && m.url === flaky
+        );
+      for (let i = 0; i < 50 && !(await letterOf()); i++) await sleep(100);
+      const letter = await letterOf();
+      assert.ok(letter, "the failing endpoint's letter is not in the DLQ");
+      down = false;
+      await q.dlq.retry(letter.dlqId);
+      await rx.until(() => rx.at("/pair-bad").length >= 2, 10_000, "the retried letter");
+      await sleep(300);
+      assert.equal(rx.at("/pair-ok").length, 1, "a retry went to the endpoint that had succeeded");
+      await q.urlGroups.delete("pair");
       await q.urlGroups.delete("team");
       assert.equal((await q.urlGroups.list()).length, 0);
     });
