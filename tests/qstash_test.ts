@@ -78,6 +78,12 @@ for (const runtime of RUNTIMES) {
       assert.equal(r.headers["content-type"], "application/json");
       assert.equal(r.headers["upstash-message-id"], res.messageId);
       assert.equal(r.headers["upstash-retried"], "0");
+      assert.equal(r.method, "POST");
+      const put = rx.on("/put", () => new Response());
+      await q.publish({ url: put, body: "p", method: "PUT" });
+      await rx.until(() => rx.at("/put").length >= 1, 10_000, "a PUT delivery");
+      assert.equal(rx.at("/put")[0].method, "PUT");
+      assert.equal(await verify(receiver, rx.at("/put")[0], put), true);
       assert.equal(await verify(receiver, r, url), true);
       const stored = await q.messages.get(res.messageId);
       assert.equal(stored.url, url);
@@ -340,7 +346,7 @@ for (const runtime of RUNTIMES) {
         /bytes/,
       );
       await refused(
-        q.publish({ url: rx.on("/m", () => new Response()), body: "x", method: "PUT" }),
+        q.publish({ url: rx.on("/m", () => new Response()), body: "x", method: "HEAD" as "GET" }),
         400,
         /Upstash-Method/,
       );

@@ -11,6 +11,8 @@ export interface QstashOptions {
   /** Epoch ms (Upstash-Not-Before wins over Upstash-Delay). */
   notBefore?: number;
   retries?: number;
+  /** The delivery's method, when not POST. */
+  method?: string;
   /** Per attempt (Upstash-Timeout). */
   timeoutMs?: number;
   callback?: string;
@@ -33,6 +35,7 @@ export interface FlowControl {
 }
 
 const IGNORED = /^upstash-telemetry-/;
+const METHODS = ["POST", "PUT", "PATCH", "DELETE", "GET"];
 /** Headers the HTTP layer or the broker owns on a delivery. */
 const NOT_FORWARDED = new Set([
   "host",
@@ -76,11 +79,14 @@ export function parseQstashHeaders(
       continue;
     }
     switch (name) {
-      case "upstash-method":
-        if (value.toUpperCase() !== "POST") {
-          throw bad("Upstash-Method", `only POST deliveries are supported, not ${value}`);
+      case "upstash-method": {
+        const method = value.toUpperCase();
+        if (!METHODS.includes(method)) {
+          throw bad("Upstash-Method", `one of ${METHODS.join(", ")}, not ${value}`);
         }
+        if (method !== "POST") o.method = method;
         break;
+      }
       case "upstash-delay":
         if (kind === "schedule") throw unsupported(`${raw} on a schedule`);
         o.delayMs = duration("Upstash-Delay", value);

@@ -45,7 +45,9 @@ Deno.test("QStash headers: what the client sends is read", () => {
 });
 
 Deno.test("QStash headers: anything not carried out is a 400 naming the header", () => {
-  refused({ "Upstash-Method": "PUT" }, /Upstash-Method/);
+  refused({ "Upstash-Method": "HEAD" }, /Upstash-Method/);
+  assert.equal(parse({ "Upstash-Method": "put" }).method, "PUT");
+  assert.equal(parse({ "Upstash-Method": "POST" }).method, undefined);
   refused({ "Upstash-Retry-Delay": "1000" }, /Upstash-Retry-Delay/);
   refused({ "Upstash-Redact-Fields": "body" }, /Upstash-Redact-Fields/);
   refused({ "Upstash-Callback-Retries": "1" }, /Upstash-Callback-Retries/);

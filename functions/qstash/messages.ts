@@ -79,7 +79,7 @@ export function messageView(m: WireMessage, retriesDefault: number, fallbackUrl 
       ? { topicName: m.topic.slice(QSTASH_URL_GROUP_PREFIX.length) }
       : {}),
     ...(p[QSTASH_PROPERTY.queueName] ? { queueName: p[QSTASH_PROPERTY.queueName] } : {}),
-    method: "POST",
+    method: p[QSTASH_PROPERTY.method] ?? "POST",
     header,
     ...(m.bodyEncoding === "utf8" ? { body: m.body } : { bodyBase64: m.body }),
     maxRetries: Number(p[QSTASH_PROPERTY.retries] ?? retriesDefault),

@@ -150,6 +150,7 @@ export async function qstashMessage(
   if (o.failureCallback) properties[QSTASH_PROPERTY.failureCallback] = o.failureCallback;
   if (o.label) properties["qstash.label"] = o.label;
   if (o.timeoutMs !== undefined) properties[QSTASH_PROPERTY.timeout] = String(o.timeoutMs);
+  if (o.method) properties[QSTASH_PROPERTY.method] = o.method;
   if (endpoints === undefined) {
     properties[QSTASH_PROPERTY.url] = destination;
     if (queue !== undefined) properties[QSTASH_PROPERTY.queueName] = queue;

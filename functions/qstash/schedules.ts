@@ -118,7 +118,7 @@ function scheduleView(v: CronScheduleView, d: QstashScheduleDetails, retriesDefa
     cron: v.timeZone === "UTC" ? v.cron : `CRON_TZ=${v.timeZone} ${v.cron}`,
     createdAt: d.createdAt,
     destination,
-    method: "POST",
+    method: p[QSTASH_PROPERTY.method] ?? "POST",
     header,
     ...body,
     retries: Number(p[QSTASH_PROPERTY.retries] ?? retriesDefault),

@@ -9,6 +9,8 @@ export const QSTASH_PROPERTY = {
   url: "qstash.url",
   /** JSON object of headers forwarded to the destination (Upstash-Forward-*). */
   headers: "qstash.headers",
+  /** The delivery's method when not POST (Upstash-Method). */
+  method: "qstash.method",
   /** Per-attempt timeout in ms (Upstash-Timeout). */
   timeout: "qstash.timeout",
   /** Retries after the first attempt (Upstash-Retries). */

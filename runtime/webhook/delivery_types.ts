@@ -4,10 +4,13 @@
 import type { MessageStore } from "../../storage/message_store.ts";
 import type { SubscriptionStatus } from "../protocol/types.ts";
 import type { Logger } from "../log.ts";
+import type { WebhookMethod } from "./http_delivery.ts";
 import type { MessageRecord } from "../../storage/message/record.ts";
 
 export interface WebhookRequest {
   url: string;
+  /** POST when absent. */
+  method?: WebhookMethod;
   headers: Record<string, string>;
   body: Uint8Array;
   timeoutMs: number;

@@ -56,7 +56,8 @@ export function qstashRequest(
   if (schedule !== undefined) headers["upstash-schedule-id"] = schedule;
   const timeout = props.get(QSTASH_PROPERTY.timeout);
   const timeoutMs = timeout === undefined ? sub.timeoutMs : Number(timeout);
-  return { url, headers, body: record.body, timeoutMs, signal };
+  const method = props.get(QSTASH_PROPERTY.method) as WebhookRequest["method"];
+  return { url, ...(method ? { method } : {}), headers, body: record.body, timeoutMs, signal };
 }
 
 /** What the broker is told when a message is delivered or dead-lettered. */
