@@ -97,6 +97,7 @@ async function main() {
     limits: functionsLimits(config),
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
+    qstash: broker?.qstash,
     // A replicated group's status and metadata routes; the node starts once the HTTP
     // address is known, so until then they answer 503.
     ha: config.haMode === "none" ? undefined : {
