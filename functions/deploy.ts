@@ -9,6 +9,7 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
+import { BrokerError } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -40,7 +41,14 @@ const app = await createApp({
       brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address),
     },
     {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: env("MQ_BROKER_TOKEN") || undefined }),
+      connect: (baseUrl) =>
+        new MqClient({
+          baseUrl,
+          token: env("MQ_BROKER_TOKEN") || undefined,
+          // The resolver fails over itself; the app renders the broker's own error class.
+          retries: 0,
+          mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
+        }),
       cacheMs: routeCacheMs,
       nowMs,
     },
