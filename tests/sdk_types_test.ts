@@ -11,8 +11,13 @@ import type * as Broker from "../runtime/protocol/types.ts";
 import { type ProblemCode, PROBLEMS } from "../runtime/protocol/errors.ts";
 import type { BrokerClient } from "../runtime/protocol/core_api.ts";
 
-/** true when A and B are assignable to each other; otherwise false (and the line fails). */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** true when A and B are assignable to each other and have the same members (an optional
+ * field on one side only is assignable both ways, so plain assignability would miss it);
+ * otherwise false, and the line fails. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? Identical<A, B> : false) : false;
+type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2)
+  ? true
+  : false;
 
 export const wireTypesMatch: {
   Durability: Same<Sdk.Durability, Broker.Durability>;
