@@ -30,9 +30,8 @@ if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.
-const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop } = functionsSettingsFromEnv(
-  process.env,
-);
+const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigins } =
+  functionsSettingsFromEnv(process.env);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 const app = await createApp({
@@ -55,6 +54,7 @@ const app = await createApp({
   ),
   apiKeys,
   limits,
+  corsOrigins,
   log,
 });
 await platform.serve({

@@ -52,7 +52,8 @@ const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
-      connect: (baseUrl) => new MqClient({
+      connect: (baseUrl) =>
+        new MqClient({
           baseUrl,
           token: brokerToken,
           // The resolver fails over to another broker itself; the app renders the broker's
@@ -66,6 +67,7 @@ const app = await createApp({
   ),
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
   limits,
+  corsOrigins: settings.corsOrigins,
   log,
 });
 

@@ -93,6 +93,7 @@ async function main() {
     },
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
+    corsOrigins: config.corsOrigins,
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
     // A replicated group's status and metadata routes; the node starts once the HTTP
