@@ -15,8 +15,7 @@ import type { BrokerClient } from "../runtime/protocol/core_api.ts";
  * field on one side only is assignable both ways, so plain assignability would miss it);
  * otherwise false, and the line fails. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? Identical<A, B> : false) : false;
-type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2)
-  ? true
+type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
   : false;
 
 export const wireTypesMatch: {
