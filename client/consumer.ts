@@ -9,12 +9,18 @@ import type { PopMessage, ReceiveOptions, SignalSource } from "./types.ts";
 
 /** What the loop needs from a client (MqClient has it). */
 export interface ReceiveClient {
-  receive(group: string, options: ReceiveOptions, signal?: SignalSource): Promise<PopMessage[]>;
+  receive(
+    group: string,
+    options: ReceiveOptions,
+    signal?: SignalSource,
+  ): Promise<PopMessage[]>;
   ack(group: string, receiptHandle: string): Promise<void>;
   nack(group: string, receiptHandle: string, delayMs?: number): Promise<void>;
 }
 
-export type MessageHandler = (message: PopMessage) => unknown | Promise<unknown>;
+export type MessageHandler = (
+  message: PopMessage,
+) => unknown | Promise<unknown>;
 
 export interface SubscribeOptions {
   /** Handlers running at once. Default SUBSCRIBE_CONCURRENCY_DEFAULT. */
@@ -48,7 +54,8 @@ export const SUBSCRIBE_WAIT_MS_DEFAULT = 10_000;
 /** Pause after a failed receive, ms, doubled per failure in a row up to 30 s. */
 const RECEIVE_RETRY_MS = 250;
 
-const defaultRetryDelay = (n: number) => Math.min(60_000, 1000 * 2 ** Math.min(n, 6));
+const defaultRetryDelay = (n: number) =>
+  Math.min(60_000, 1000 * 2 ** Math.min(n, 6));
 
 export function subscribe(
   client: ReceiveClient,
@@ -59,10 +66,13 @@ export function subscribe(
 ): Subscription {
   const concurrency = options.concurrency ?? SUBSCRIBE_CONCURRENCY_DEFAULT;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new RangeError(`concurrency must be a positive integer, not ${concurrency}`);
+    throw new RangeError(
+      `concurrency must be a positive integer, not ${concurrency}`,
+    );
   }
   const retryDelay = options.retryDelayMs ?? defaultRetryDelay;
-  const onError = options.onError ?? ((e: unknown) => console.error("edgemq subscribe:", e));
+  const onError = options.onError ??
+    ((e: unknown) => console.error("edgemq subscribe:", e));
   const stopper = new AbortController();
   const running = new Set<Promise<void>>();
   let slotFreed: (() => void) | undefined;
@@ -80,7 +90,11 @@ export function subscribe(
     } catch (err) {
       onError(err, message);
       try {
-        await client.nack(group, message.receiptHandle, retryDelay(message.reconsumeTimes));
+        await client.nack(
+          group,
+          message.receiptHandle,
+          retryDelay(message.reconsumeTimes),
+        );
       } catch (nackErr) {
         onError(nackErr, message); // the invisible time runs out and it comes back anyway
       }
@@ -122,7 +136,10 @@ export function subscribe(
       } catch (err) {
         if (stopper.signal.aborted) break;
         onError(err);
-        await sleep(Math.min(30_000, RECEIVE_RETRY_MS * 2 ** failures++), stopper.signal)
+        await sleep(
+          Math.min(30_000, RECEIVE_RETRY_MS * 2 ** failures++),
+          stopper.signal,
+        )
           .catch(() => {});
         continue;
       }

@@ -49,7 +49,9 @@ export interface RequestInit_ {
   repeatable?: boolean;
 }
 
-export function signalOf(source: SignalSource | undefined): AbortSignal | undefined {
+export function signalOf(
+  source: SignalSource | undefined,
+): AbortSignal | undefined {
   return typeof source === "function" ? source() : source;
 }
 
@@ -74,7 +76,11 @@ export class Transport {
     this.#mapError = options.mapError ?? ((e) => e);
   }
 
-  async request<T>(method: string, path: string, init: RequestInit_ = {}): Promise<T> {
+  async request<T>(
+    method: string,
+    path: string,
+    init: RequestInit_ = {},
+  ): Promise<T> {
     const headers: Record<string, string> = { ...init.headers };
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     let body: Uint8Array | string | undefined = init.body;
@@ -89,7 +95,10 @@ export class Transport {
     if (timeoutMs > 0) {
       const deadline = new AbortController();
       timer = setTimeout(
-        () => deadline.abort(new DOMException("The call timed out", "TimeoutError")),
+        () =>
+          deadline.abort(
+            new DOMException("The call timed out", "TimeoutError"),
+          ),
         timeoutMs + (init.holdMs ?? 0),
       );
       if (signal) {
@@ -133,12 +142,18 @@ export class Transport {
           await sleep(this.#backoff(attempt), signal);
           continue;
         }
-        throw new BrokerError("BROKER_UNAVAILABLE", `Cannot reach ${this.base}: ${message(err)}`, {
-          cause: err,
-        });
+        throw new BrokerError(
+          "BROKER_UNAVAILABLE",
+          `Cannot reach ${this.base}: ${message(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
       if (res.status === 204) return undefined as T;
-      if ((res.status === 429 || res.status === 503) && attempt < this.#retries) {
+      if (
+        (res.status === 429 || res.status === 503) && attempt < this.#retries
+      ) {
         const asked = retryAfterMs(res.headers.get("retry-after"));
         if (asked === undefined || asked <= this.#retryMaxMs) {
           await res.body?.cancel();
@@ -168,12 +183,16 @@ export class Transport {
   }
 
   #backoff(attempt: number): number {
-    return Math.random() * Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** attempt);
+    return Math.random() *
+      Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** attempt);
   }
 }
 
 /** Milliseconds a Retry-After value asks for (RFC 9110 §10.2.3: seconds or an HTTP date). */
-export function retryAfterMs(value: string | null, nowMs = Date.now()): number | undefined {
+export function retryAfterMs(
+  value: string | null,
+  nowMs = Date.now(),
+): number | undefined {
   if (value === null || value.trim() === "") return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
   const at = Date.parse(value);
