@@ -15,9 +15,7 @@ export function messageBody(message: WireMessage): Uint8Array {
 
 /** The body of a pulled or received message as text (UTF-8). */
 export function messageText(message: WireMessage): string {
-  return message.bodyEncoding === "utf8"
-    ? message.body
-    : dec.decode(messageBody(message));
+  return message.bodyEncoding === "utf8" ? message.body : dec.decode(messageBody(message));
 }
 
 export function utf8(text: string): Uint8Array {

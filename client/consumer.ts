@@ -2,7 +2,7 @@
 // gives its message back with nack and a backoff that grows with the message's
 // reconsumeTimes, so the broker redelivers it (and dead-letters it after the group's
 // retryMaxTimes). At most `concurrency` handlers run at once; a receive asks for as many
-// messages as there are free slots. Stopping (stop() or the signal) ends the held receive,
+// messages as there are free slots, once half of them are free. Stopping (stop() or the signal) ends the held receive,
 // lets running handlers finish and settles their messages, then resolves `done`.
 import { sleep } from "./http.ts";
 import type { PopMessage, ReceiveOptions, SignalSource } from "./types.ts";
@@ -54,8 +54,7 @@ export const SUBSCRIBE_WAIT_MS_DEFAULT = 10_000;
 /** Pause after a failed receive, ms, doubled per failure in a row up to 30 s. */
 const RECEIVE_RETRY_MS = 250;
 
-const defaultRetryDelay = (n: number) =>
-  Math.min(60_000, 1000 * 2 ** Math.min(n, 6));
+const defaultRetryDelay = (n: number) => Math.min(60_000, 1000 * 2 ** Math.min(n, 6));
 
 export function subscribe(
   client: ReceiveClient,
@@ -70,6 +69,7 @@ export function subscribe(
       `concurrency must be a positive integer, not ${concurrency}`,
     );
   }
+  const refillAt = Math.ceil(concurrency / 2);
   const retryDelay = options.retryDelayMs ?? defaultRetryDelay;
   const onError = options.onError ??
     ((e: unknown) => console.error("edgemq subscribe:", e));
@@ -118,7 +118,9 @@ export function subscribe(
   const loop = async () => {
     let failures = 0;
     while (!stopper.signal.aborted) {
-      if (running.size >= concurrency) {
+      // Refill when half the slots are free (or all): a receive per freed slot would cost
+      // one more request per message.
+      if (running.size > 0 && concurrency - running.size < refillAt) {
         await new Promise<void>((resolve) => slotFreed = resolve);
         slotFreed = undefined;
         continue;

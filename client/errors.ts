@@ -121,8 +121,7 @@ export class BrokerError extends Error {
       : status >= 500
       ? "BROKER_UNAVAILABLE"
       : "BAD_REQUEST";
-    const { type, title, status: _s, detail, code: _c, ...extensions } =
-      problem;
+    const { type, title, status: _s, detail, code: _c, ...extensions } = problem;
     return new BrokerError(
       code,
       typeof detail === "string" ? detail : `Broker answered ${status}`,

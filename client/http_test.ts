@@ -33,8 +33,7 @@ const problem = (
       headers: { "content-type": "application/problem+json", ...headers },
     },
   );
-const produced = () =>
-  Response.json({ messageId: "M", topic: "t" }, { status: 201 });
+const produced = () => Response.json({ messageId: "M", topic: "t" }, { status: 201 });
 
 Deno.test("429 and 503 are retried (Retry-After honoured), then the answer is returned", async () => {
   const { fetch, calls } = fake([

@@ -3,12 +3,7 @@
 // Web-standard APIs only (fetch, Web Crypto, TextEncoder); no imports beyond this folder.
 // It implements the broker's core API (BrokerClient, runtime/protocol/core_api.ts) by
 // shape, so the functions use it in split mode too. docs/sdk.md has the guide.
-import {
-  type CallOptions,
-  signalOf,
-  Transport,
-  type TransportOptions,
-} from "./http.ts";
+import { type CallOptions, signalOf, Transport, type TransportOptions } from "./http.ts";
 import { jsonBody, utf8 } from "./body.ts";
 import {
   type MessageHandler,
@@ -47,12 +42,7 @@ import type {
 } from "./types.ts";
 
 export type * from "./types.ts";
-export {
-  BrokerError,
-  PROBLEM_CODES,
-  type ProblemCode,
-  type ProblemJson,
-} from "./errors.ts";
+export { BrokerError, PROBLEM_CODES, type ProblemCode, type ProblemJson } from "./errors.ts";
 export {
   type CallOptions,
   RETRIES_DEFAULT,
@@ -118,9 +108,7 @@ export class MqClient {
     for (const [k, v] of Object.entries(message.properties ?? {})) {
       headers[`mq-prop-${k}`] = v;
     }
-    const body = typeof message.body === "string"
-      ? utf8(message.body)
-      : message.body;
+    const body = typeof message.body === "string" ? utf8(message.body) : message.body;
     return this.#http.request("POST", `/v1/topics/${enc_(topic)}/messages`, {
       headers,
       body,
@@ -225,9 +213,7 @@ export class MqClient {
   ): Promise<AssignmentView> {
     return this.#http.request(
       "GET",
-      `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${
-        enc_(topic)
-      }`,
+      `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${enc_(topic)}`,
     );
   }
   async lockQueues(

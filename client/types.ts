@@ -188,8 +188,7 @@ export interface SubscriptionStats {
   lag: number;
 }
 
-export interface SubscriptionView
-  extends Required<Omit<SubscriptionInput, "startFrom">> {
+export interface SubscriptionView extends Required<Omit<SubscriptionInput, "startFrom">> {
   group: string;
   status: SubscriptionStatus;
   /** Why it is disabled (410 from the endpoint) or paused. */

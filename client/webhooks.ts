@@ -142,8 +142,7 @@ export async function verifyWebhook(
       return { id, timestamp };
     }
   }
-  const tried =
-    `${candidates.length} v1 signature(s) against ${keys.length} secret(s)`;
+  const tried = `${candidates.length} v1 signature(s) against ${keys.length} secret(s)`;
   throw invalid(
     "NO_MATCHING_SIGNATURE",
     `No webhook-signature matches: ${tried}`,
@@ -174,9 +173,7 @@ function asList(secrets: string | readonly string[]): readonly string[] {
 }
 
 async function importSecret(secret: string): Promise<CryptoKey> {
-  const encoded = secret.startsWith(SECRET_PREFIX)
-    ? secret.slice(SECRET_PREFIX.length)
-    : secret;
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   if (!BASE64.test(encoded)) {
     throw new TypeError("A webhook secret must be whsec_<base64> or base64");
   }

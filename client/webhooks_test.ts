@@ -93,9 +93,7 @@ Deno.test("verifyWebhook() accepts the Standard Webhooks example, with Headers o
     at,
   );
   // Among foreign and unknown-version signatures, the one that matches is found.
-  const several = `${FOREIGN} v2,${
-    SPEC.signature.slice(3)
-  } ${SPEC.signature} v1a,xyz`;
+  const several = `${FOREIGN} v2,${SPEC.signature.slice(3)} ${SPEC.signature} v1a,xyz`;
   await verifyWebhook(
     specHeaders({ "webhook-signature": several }),
     SPEC.body,

@@ -8,8 +8,8 @@
 //       against a plain fetch POST (body bytes, read the JSON answer), in alternating rounds
 //       of --seconds; sdk_vs_raw_fetch_produce_ratio is SDK ÷ raw over all rounds.
 //   [2] consume a backlog of --backlog messages with concurrency 8: MqClient.subscribe (a
-//       no-op handler, ack per message) against a hand-written POP loop over fetch (8
-//       workers, each: receive max 8, then ack each handle, the acks concurrently), each in
+//       no-op handler, ack per message) against a hand-written POP loop over fetch (receive
+//       max 8, then ack each handle, the acks concurrently, repeat), each in
 //       its own group over the same backlog: consumer_loop_msgs_per_s beside raw_pop_msgs_per_s.
 // Settings and progress go to stderr; with --json the last stdout line is one JSON object.
 // bench/README.md has the figures.
@@ -139,23 +139,21 @@ try {
     if (!res.ok) throw new Error(`${path} answered ${res.status}`);
     return res.status === 204 ? undefined : await res.json();
   };
+  // By hand, concurrency 8: receive up to 8, ack each (concurrently), repeat.
   let rawDone = 0;
   const rawStart = performance.now();
-  await Promise.all(Array.from({ length: CONSUMERS }, async () => {
-    let empty = 0;
-    while (rawDone < backlog && empty < 3) {
-      const { messages } = await post("/v1/groups/raw-pop/receive", {
-        topic: "pop-bench",
-        max: CONSUMERS,
-        waitMs: 200,
-      }) as { messages: { receiptHandle: string }[] };
-      if (messages.length === 0) empty++;
-      await Promise.all(messages.map(async (m) => {
-        await post("/v1/groups/raw-pop/ack", { receiptHandle: m.receiptHandle });
-        rawDone++;
-      }));
-    }
-  }));
+  for (let empty = 0; rawDone < backlog && empty < 3;) {
+    const { messages } = await post("/v1/groups/raw-pop/receive", {
+      topic: "pop-bench",
+      max: CONSUMERS,
+      waitMs: 200,
+    }) as { messages: { receiptHandle: string }[] };
+    if (messages.length === 0) empty++;
+    await Promise.all(messages.map(async (m) => {
+      await post("/v1/groups/raw-pop/ack", { receiptHandle: m.receiptHandle });
+      rawDone++;
+    }));
+  }
   const rawPop = rawDone / ((performance.now() - rawStart) / 1000);
   say(`[2] raw POP: ${rawDone} in ${Math.round(rawPop)}/s`);
 
