@@ -63,9 +63,7 @@ export {
 export type ClientOptions = TransportOptions;
 
 /** What produce accepts: text or bytes, and the optional message attributes. */
-export type Produce = Omit<ProduceMessage, "body"> & {
-  body: string | Uint8Array;
-};
+export type Produce = Omit<ProduceMessage, "body"> & { body: string | Uint8Array };
 
 /** The broker's HTTP API. One instance per broker (or functions) address; it keeps no
  * connection state of its own, so it is cheap to make per request on the edge. */
@@ -78,36 +76,18 @@ export class MqClient {
 
   /** Sends one message. With an idempotencyKey a repeat (e.g. after a timeout) stores
    * nothing and answers the first result (`idempotentReplay`). */
-  produce(
-    topic: string,
-    message: Produce,
-    options: CallOptions = {},
-  ): Promise<ProduceResult> {
+  produce(topic: string, message: Produce, options: CallOptions = {}): Promise<ProduceResult> {
     const headers: Record<string, string> = {};
     if (message.tag !== undefined) headers["mq-tag"] = message.tag;
     if (message.keys?.length) headers["mq-keys"] = message.keys.join(" ");
-    if (message.shardingKey !== undefined) {
-      headers["mq-sharding-key"] = message.shardingKey;
-    }
-    if (message.queueId !== undefined) {
-      headers["mq-queue-id"] = String(message.queueId);
-    }
-    if (message.delayLevel !== undefined) {
-      headers["mq-delay-level"] = String(message.delayLevel);
-    }
-    if (message.delayMs !== undefined) {
-      headers["mq-delay-ms"] = String(message.delayMs);
-    }
-    if (message.deliverAt !== undefined) {
-      headers["mq-deliver-at"] = String(message.deliverAt);
-    }
-    if (message.idempotencyKey !== undefined) {
-      headers["idempotency-key"] = message.idempotencyKey;
-    }
+    if (message.shardingKey !== undefined) headers["mq-sharding-key"] = message.shardingKey;
+    if (message.queueId !== undefined) headers["mq-queue-id"] = String(message.queueId);
+    if (message.delayLevel !== undefined) headers["mq-delay-level"] = String(message.delayLevel);
+    if (message.delayMs !== undefined) headers["mq-delay-ms"] = String(message.delayMs);
+    if (message.deliverAt !== undefined) headers["mq-deliver-at"] = String(message.deliverAt);
+    if (message.idempotencyKey !== undefined) headers["idempotency-key"] = message.idempotencyKey;
     headers["content-type"] = message.contentType ?? "application/octet-stream";
-    for (const [k, v] of Object.entries(message.properties ?? {})) {
-      headers[`mq-prop-${k}`] = v;
-    }
+    for (const [k, v] of Object.entries(message.properties ?? {})) headers[`mq-prop-${k}`] = v;
     const body = typeof message.body === "string" ? utf8(message.body) : message.body;
     return this.#http.request("POST", `/v1/topics/${enc_(topic)}/messages`, {
       headers,
@@ -160,57 +140,37 @@ export class MqClient {
     if (request.waitMs !== undefined) q.set("waitMs", String(request.waitMs));
     if (request.tags !== undefined) q.set("tags", request.tags);
     if (request.group !== undefined) q.set("group", request.group);
-    return this.#http.request(
-      "GET",
-      `/v1/topics/${enc_(topic)}/queues/${queueId}/messages?${q}`,
-      {
-        signal: signalOf(signal),
-        holdMs: request.waitMs,
-      },
-    );
+    return this.#http.request("GET", `/v1/topics/${enc_(topic)}/queues/${queueId}/messages?${q}`, {
+      signal: signalOf(signal),
+      holdMs: request.waitMs,
+    });
   }
 
   upsertTopic(name: string, update: TopicUpsert): Promise<TopicConfig> {
-    return this.#http.request("PUT", `/v1/topics/${enc_(name)}`, {
-      json: update,
-    });
+    return this.#http.request("PUT", `/v1/topics/${enc_(name)}`, { json: update });
   }
   getTopic(name: string): Promise<TopicConfig> {
     return this.#http.request("GET", `/v1/topics/${enc_(name)}`);
   }
   async listTopics(): Promise<TopicConfig[]> {
-    return (await this.#http.request<{ topics: TopicConfig[] }>(
-      "GET",
-      "/v1/topics",
-    )).topics;
+    return (await this.#http.request<{ topics: TopicConfig[] }>("GET", "/v1/topics")).topics;
   }
   async deleteTopic(name: string): Promise<void> {
     await this.#http.request("DELETE", `/v1/topics/${enc_(name)}`);
   }
   upsertGroup(group: string, settings: GroupSettings = {}): Promise<GroupView> {
-    return this.#http.request("PUT", `/v1/groups/${enc_(group)}`, {
-      json: settings,
-    });
+    return this.#http.request("PUT", `/v1/groups/${enc_(group)}`, { json: settings });
   }
   getGroup(group: string): Promise<GroupView> {
     return this.#http.request("GET", `/v1/groups/${enc_(group)}`);
   }
   heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView> {
-    return this.#http.request("POST", `/v1/groups/${enc_(group)}/heartbeat`, {
-      json: data,
-    });
+    return this.#http.request("POST", `/v1/groups/${enc_(group)}/heartbeat`, { json: data });
   }
   unregister(group: string, clientId: string): Promise<MembersView> {
-    return this.#http.request(
-      "DELETE",
-      `/v1/groups/${enc_(group)}/members/${enc_(clientId)}`,
-    );
+    return this.#http.request("DELETE", `/v1/groups/${enc_(group)}/members/${enc_(clientId)}`);
   }
-  assignment(
-    group: string,
-    clientId: string,
-    topic: string,
-  ): Promise<AssignmentView> {
+  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView> {
     return this.#http.request(
       "GET",
       `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${enc_(topic)}`,
@@ -230,19 +190,13 @@ export class MqClient {
     );
     return r.queueIds;
   }
-  listDlq(
-    group: string,
-    options: { offset?: number; max?: number } = {},
-  ): Promise<PullResult> {
+  listDlq(group: string, options: { offset?: number; max?: number } = {}): Promise<PullResult> {
     const q = new URLSearchParams();
     if (options.offset !== undefined) q.set("offset", String(options.offset));
     if (options.max !== undefined) q.set("max", String(options.max));
     return this.#http.request("GET", `/v1/groups/${enc_(group)}/dlq?${q}`);
   }
-  redriveDlq(
-    group: string,
-    messageIds?: string[],
-  ): Promise<{ redriven: number }> {
+  redriveDlq(group: string, messageIds?: string[]): Promise<{ redriven: number }> {
     return this.#http.request("POST", `/v1/groups/${enc_(group)}/dlq/redrive`, {
       json: messageIds ? { messageIds } : {},
     });
@@ -265,33 +219,15 @@ export class MqClient {
     );
   }
   getOffsets(group: string, topic: string): Promise<GroupOffsets> {
-    return this.#http.request(
-      "GET",
-      `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}`,
-    );
+    return this.#http.request("GET", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}`);
   }
-  getOffset(
-    group: string,
-    topic: string,
-    queueId: number,
-  ): Promise<QueueOffsetInfo> {
-    return this.#http.request(
-      "GET",
-      `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}/${queueId}`,
-    );
+  getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo> {
+    return this.#http.request("GET", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}/${queueId}`);
   }
-  resetOffsetsByTime(
-    group: string,
-    topic: string,
-    timestamp: number,
-  ): Promise<GroupOffsets> {
-    return this.#http.request(
-      "PUT",
-      `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}`,
-      {
-        json: { timestamp },
-      },
-    );
+  resetOffsetsByTime(group: string, topic: string, timestamp: number): Promise<GroupOffsets> {
+    return this.#http.request("PUT", `/v1/groups/${enc_(group)}/offsets/${enc_(topic)}`, {
+      json: { timestamp },
+    });
   }
   getMessageById(messageId: string, topic?: string): Promise<WireMessage> {
     const q = topic ? `?topic=${enc_(topic)}` : "";
@@ -300,12 +236,8 @@ export class MqClient {
   async findMessages(topic: string, query: FindQuery): Promise<WireMessage[]> {
     const q = new URLSearchParams();
     if (query.key !== undefined) q.set("key", query.key);
-    if (query.beginTimestamp !== undefined) {
-      q.set("begin", String(query.beginTimestamp));
-    }
-    if (query.endTimestamp !== undefined) {
-      q.set("end", String(query.endTimestamp));
-    }
+    if (query.beginTimestamp !== undefined) q.set("begin", String(query.beginTimestamp));
+    if (query.endTimestamp !== undefined) q.set("end", String(query.endTimestamp));
     if (query.maxNum !== undefined) q.set("max", String(query.maxNum));
     return (await this.#http.request<{ messages: WireMessage[] }>(
       "GET",
@@ -327,25 +259,16 @@ export class MqClient {
     )).messages;
   }
   async ack(group: string, receiptHandle: string): Promise<void> {
-    await this.#http.request("POST", `/v1/groups/${enc_(group)}/ack`, {
-      json: { receiptHandle },
-    });
+    await this.#http.request("POST", `/v1/groups/${enc_(group)}/ack`, { json: { receiptHandle } });
   }
-  async ackBatch(
-    group: string,
-    receiptHandles: string[],
-  ): Promise<AckResult[]> {
+  async ackBatch(group: string, receiptHandles: string[]): Promise<AckResult[]> {
     return (await this.#http.request<{ results: AckResult[] }>(
       "POST",
       `/v1/groups/${enc_(group)}/ack/batch`,
       { json: { receiptHandles } },
     )).results;
   }
-  async nack(
-    group: string,
-    receiptHandle: string,
-    delayMs?: number,
-  ): Promise<void> {
+  async nack(group: string, receiptHandle: string, delayMs?: number): Promise<void> {
     await this.#http.request("POST", `/v1/groups/${enc_(group)}/nack`, {
       json: { receiptHandle, delayMs },
     });
@@ -360,15 +283,9 @@ export class MqClient {
     });
   }
   cancelScheduled(topic: string, messageId: string): Promise<ScheduledOutcome> {
-    return this.#http.request(
-      "DELETE",
-      `/v1/topics/${enc_(topic)}/scheduled/${enc_(messageId)}`,
-    );
+    return this.#http.request("DELETE", `/v1/topics/${enc_(topic)}/scheduled/${enc_(messageId)}`);
   }
-  async cancelScheduledByKey(
-    topic: string,
-    key: string,
-  ): Promise<ScheduledOutcome[]> {
+  async cancelScheduledByKey(topic: string, key: string): Promise<ScheduledOutcome[]> {
     return (await this.#http.request<{ cancelled: ScheduledOutcome[] }>(
       "DELETE",
       `/v1/topics/${enc_(topic)}/scheduled?key=${enc_(key)}`,
@@ -379,13 +296,9 @@ export class MqClient {
     messageId: string,
     deliverAt: number,
   ): Promise<ScheduledOutcome> {
-    return this.#http.request(
-      "PUT",
-      `/v1/topics/${enc_(topic)}/scheduled/${enc_(messageId)}`,
-      {
-        json: { deliverAt },
-      },
-    );
+    return this.#http.request("PUT", `/v1/topics/${enc_(topic)}/scheduled/${enc_(messageId)}`, {
+      json: { deliverAt },
+    });
   }
   createSchedule(
     input: Omit<CronScheduleInput, "message"> & { message: Produce },
@@ -395,33 +308,22 @@ export class MqClient {
     });
   }
   async listSchedules(): Promise<CronScheduleView[]> {
-    return (await this.#http.request<{ schedules: CronScheduleView[] }>(
-      "GET",
-      "/v1/schedules",
-    ))
+    return (await this.#http.request<{ schedules: CronScheduleView[] }>("GET", "/v1/schedules"))
       .schedules;
   }
   getSchedule(id: string): Promise<CronScheduleView> {
     return this.#http.request("GET", `/v1/schedules/${enc_(id)}`);
   }
   setSchedulePaused(id: string, paused: boolean): Promise<CronScheduleView> {
-    return this.#http.request(
-      "POST",
-      `/v1/schedules/${enc_(id)}/${paused ? "pause" : "resume"}`,
-    );
+    return this.#http.request("POST", `/v1/schedules/${enc_(id)}/${paused ? "pause" : "resume"}`);
   }
   async deleteSchedule(id: string): Promise<void> {
     await this.#http.request("DELETE", `/v1/schedules/${enc_(id)}`);
   }
 
   /** Creates or replaces a group's webhook subscription; the answer shows its secrets. */
-  upsertSubscription(
-    group: string,
-    input: SubscriptionInput,
-  ): Promise<SubscriptionView> {
-    return this.#http.request("PUT", `/v1/subscriptions/${enc_(group)}`, {
-      json: input,
-    });
+  upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView> {
+    return this.#http.request("PUT", `/v1/subscriptions/${enc_(group)}`, { json: input });
   }
   async listSubscriptions(): Promise<SubscriptionView[]> {
     return (await this.#http.request<{ subscriptions: SubscriptionView[] }>(
@@ -435,26 +337,16 @@ export class MqClient {
   async deleteSubscription(group: string): Promise<void> {
     await this.#http.request("DELETE", `/v1/subscriptions/${enc_(group)}`);
   }
-  setSubscriptionPaused(
-    group: string,
-    paused: boolean,
-  ): Promise<SubscriptionView> {
+  setSubscriptionPaused(group: string, paused: boolean): Promise<SubscriptionView> {
     return this.#http.request(
       "POST",
       `/v1/subscriptions/${enc_(group)}/${paused ? "pause" : "resume"}`,
     );
   }
-  replaySubscription(
-    group: string,
-    timestamp: number,
-  ): Promise<SubscriptionView> {
-    return this.#http.request(
-      "POST",
-      `/v1/subscriptions/${enc_(group)}/replay`,
-      {
-        json: { timestamp },
-      },
-    );
+  replaySubscription(group: string, timestamp: number): Promise<SubscriptionView> {
+    return this.#http.request("POST", `/v1/subscriptions/${enc_(group)}/replay`, {
+      json: { timestamp },
+    });
   }
   async listDeliveries(
     group: string,

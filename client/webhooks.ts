@@ -53,24 +53,16 @@ export interface SignWebhookInput {
 
 /** The `webhook-signature` header value: `v1,<base64>` per secret, space-separated. */
 export async function signWebhook(input: SignWebhookInput): Promise<string> {
-  if (
-    input.id.length === 0 || input.id.includes(".") || /[\s,]/.test(input.id)
-  ) {
-    throw new TypeError(
-      "Cannot sign a webhook: its id must be non-empty, without '.' or spaces",
-    );
+  if (input.id.length === 0 || input.id.includes(".") || /[\s,]/.test(input.id)) {
+    throw new TypeError("Cannot sign a webhook: its id must be non-empty, without '.' or spaces");
   }
   if (!Number.isSafeInteger(input.timestamp) || input.timestamp < 0) {
-    throw new TypeError(
-      `Cannot sign a webhook: timestamp ${input.timestamp} is not whole seconds`,
-    );
+    throw new TypeError(`Cannot sign a webhook: timestamp ${input.timestamp} is not whole seconds`);
   }
   const content = signedContent(input.id, String(input.timestamp), input.body);
   const signatures: string[] = [];
   for (const secret of asList(input.secrets)) {
-    signatures.push(
-      `v1,${toBase64(await hmac(await importSecret(secret), content))}`,
-    );
+    signatures.push(`v1,${toBase64(await hmac(await importSecret(secret), content))}`);
   }
   return signatures.join(" ");
 }
@@ -110,16 +102,10 @@ export async function verifyWebhook(
   const timestampText = header(headers, "webhook-timestamp");
   const signatureText = header(headers, "webhook-signature");
   if (id.length > WEBHOOK_ID_CHARS_MAX) {
-    throw invalid(
-      "INVALID_HEADER",
-      `webhook-id has ${id.length} > ${WEBHOOK_ID_CHARS_MAX} chars`,
-    );
+    throw invalid("INVALID_HEADER", `webhook-id has ${id.length} > ${WEBHOOK_ID_CHARS_MAX} chars`);
   }
   if (!/^\d{1,15}$/.test(timestampText)) {
-    throw invalid(
-      "INVALID_HEADER",
-      "webhook-timestamp is not whole seconds since the epoch",
-    );
+    throw invalid("INVALID_HEADER", "webhook-timestamp is not whole seconds since the epoch");
   }
   const timestamp = Number(timestampText);
   const nowSec = options.nowSec ?? Math.floor(Date.now() / 1000);
@@ -136,34 +122,24 @@ export async function verifyWebhook(
   const content = signedContent(id, timestampText, body);
   for (const key of keys) {
     const expected = await hmac(key, content);
-    if (
-      candidates.some((candidate) => constantTimeEqual(candidate, expected))
-    ) {
+    if (candidates.some((candidate) => constantTimeEqual(candidate, expected))) {
       return { id, timestamp };
     }
   }
   const tried = `${candidates.length} v1 signature(s) against ${keys.length} secret(s)`;
-  throw invalid(
-    "NO_MATCHING_SIGNATURE",
-    `No webhook-signature matches: ${tried}`,
-  );
+  throw invalid("NO_MATCHING_SIGNATURE", `No webhook-signature matches: ${tried}`);
 }
 
 /** A new secret of `bytes` random bytes (24–64), as `whsec_<base64>`. */
-export function generateWebhookSecret(
-  bytes: number = WEBHOOK_SECRET_BYTES_DEFAULT,
-): string {
+export function generateWebhookSecret(bytes: number = WEBHOOK_SECRET_BYTES_DEFAULT): string {
   if (
     !Number.isInteger(bytes) || bytes < WEBHOOK_SECRET_BYTES_MIN ||
     bytes > WEBHOOK_SECRET_BYTES_MAX
   ) {
     const range = `${WEBHOOK_SECRET_BYTES_MIN}..${WEBHOOK_SECRET_BYTES_MAX}`;
-    throw new RangeError(
-      `Cannot generate a ${bytes}-byte secret: bytes must be in ${range}`,
-    );
+    throw new RangeError(`Cannot generate a ${bytes}-byte secret: bytes must be in ${range}`);
   }
-  return SECRET_PREFIX +
-    toBase64(crypto.getRandomValues(new Uint8Array(bytes)));
+  return SECRET_PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
 function asList(secrets: string | readonly string[]): readonly string[] {
@@ -178,33 +154,17 @@ async function importSecret(secret: string): Promise<CryptoKey> {
     throw new TypeError("A webhook secret must be whsec_<base64> or base64");
   }
   const key = fromBase64(encoded);
-  if (key === undefined) {
-    throw new TypeError("A webhook secret's base64 does not decode");
-  }
-  if (
-    key.length < WEBHOOK_SECRET_BYTES_MIN ||
-    key.length > WEBHOOK_SECRET_BYTES_MAX
-  ) {
+  if (key === undefined) throw new TypeError("A webhook secret's base64 does not decode");
+  if (key.length < WEBHOOK_SECRET_BYTES_MIN || key.length > WEBHOOK_SECRET_BYTES_MAX) {
     const range = `${WEBHOOK_SECRET_BYTES_MIN}..${WEBHOOK_SECRET_BYTES_MAX}`;
-    throw new TypeError(
-      `A webhook secret must hold ${range} bytes, not ${key.length}`,
-    );
+    throw new TypeError(`A webhook secret must hold ${range} bytes, not ${key.length}`);
   }
-  return await crypto.subtle.importKey(
-    "raw",
-    key,
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    [
-      "sign",
-    ],
-  );
+  return await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
 }
 
-async function hmac(
-  key: CryptoKey,
-  content: Uint8Array<ArrayBuffer>,
-): Promise<Uint8Array> {
+async function hmac(key: CryptoKey, content: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, content));
 }
 
@@ -285,9 +245,6 @@ function fromBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
   return bytes;
 }
 
-function invalid(
-  code: WebhookVerificationErrorCode,
-  message: string,
-): WebhookVerificationError {
+function invalid(code: WebhookVerificationErrorCode, message: string): WebhookVerificationError {
   return new WebhookVerificationError(code, message);
 }

@@ -5,7 +5,8 @@
 //
 // It starts a broker on the same runtime (ASYNC_FLUSH, a temporary folder) and measures:
 //   [1] produce, 64 concurrent loops of one 256-byte message per request: MqClient.produce
-//       against a plain fetch POST (body bytes, read the JSON answer), in alternating rounds
+//       against a plain fetch POST (body bytes, answer read as text and parsed, as the SDK
+//       does; --res-json reads it with res.json() instead), in alternating rounds
 //       of --seconds; sdk_vs_raw_fetch_produce_ratio is SDK ÷ raw over all rounds.
 //   [2] consume a backlog of --backlog messages with concurrency 8: MqClient.subscribe (a
 //       no-op handler, ack per message) against a hand-written POP loop over fetch (receive
@@ -30,6 +31,7 @@ const json = flags.has("json");
 const seconds = flags.number("seconds", 4);
 const rounds = Math.round(flags.number("rounds", 3));
 const backlog = Math.round(flags.number("backlog", 20_000));
+const resJson = flags.has("res-json");
 const runtime = runtimeInfo();
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;
@@ -98,7 +100,8 @@ try {
       body,
     });
     if (res.status !== 201) throw new Error(`raw produce answered ${res.status}`);
-    await res.json();
+    if (resJson) await res.json();
+    else JSON.parse(await res.text());
   };
   const sdk = () => mq.produce("produce-bench", { body });
   say(`sdk_bench on ${runtime.name} ${runtime.version}: broker ${broker.url}`);
