@@ -60,30 +60,27 @@ export function signalOf(
 export class Transport {
   readonly base: string;
   readonly #token: string | undefined;
-  readonly #fetch: typeof fetch;
+  readonly #fetch: typeof fetch | undefined;
   readonly #retries: number;
   readonly #retryBaseMs: number;
   readonly #retryMaxMs: number;
   readonly #timeoutMs: number;
-  readonly #mapError: (error: BrokerError) => unknown;
+  readonly #mapError: ((error: BrokerError) => unknown) | undefined;
 
   constructor(options: TransportOptions) {
     this.base = options.baseUrl.replace(/\/$/, "");
     this.#token = options.token;
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#fetch = options.fetch;
     this.#retries = options.retries ?? RETRIES_DEFAULT;
     this.#retryBaseMs = options.retryBaseMs ?? RETRY_BASE_MS_DEFAULT;
     this.#retryMaxMs = options.retryMaxMs ?? RETRY_MAX_MS_DEFAULT;
     this.#timeoutMs = options.timeoutMs ?? TIMEOUT_MS_DEFAULT;
-    this.#mapError = options.mapError ?? ((e) => e);
+    this.#mapError = options.mapError;
   }
 
-  async request<T>(
-    method: string,
-    path: string,
-    init: RequestInit_ = {},
-  ): Promise<T> {
-    const headers: Record<string, string> = { ...init.headers };
+  request<T>(method: string, path: string, init: RequestInit_ = {}): Promise<T> {
+    // Callers hand a fresh headers object: it is sent as is (no copy on the hot path).
+    const headers: Record<string, string> = init.headers ?? {};
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     let body: Uint8Array | string | undefined = init.body;
     if (init.json !== undefined) {
@@ -91,33 +88,40 @@ export class Transport {
       body = JSON.stringify(init.json);
     }
     const timeoutMs = init.timeoutMs ?? this.#timeoutMs;
-    let signal = init.signal;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let onAbort: (() => void) | undefined;
-    if (timeoutMs > 0) {
-      const deadline = new AbortController();
-      timer = setTimeout(
-        () =>
-          deadline.abort(
-            new DOMException("The call timed out", "TimeoutError"),
-          ),
-        timeoutMs + (init.holdMs ?? 0),
-      );
-      if (signal) {
-        if (signal.aborted) deadline.abort(signal.reason);
-        onAbort = () => deadline.abort(init.signal!.reason);
-        signal.addEventListener("abort", onAbort, { once: true });
-      }
-      signal = deadline.signal;
-    }
+    if (timeoutMs > 0) return this.#withDeadline(method, path, headers, body, init, timeoutMs);
+    const sent = this.#send<T>(method, path, headers, body, init.signal, init);
+    return this.#mapError ? sent.catch((err) => this.#rethrow(err)) : sent;
+  }
+
+  async #withDeadline<T>(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Uint8Array | string | undefined,
+    init: RequestInit_,
+    timeoutMs: number,
+  ): Promise<T> {
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException("The call timed out", "TimeoutError")),
+      timeoutMs + (init.holdMs ?? 0),
+    );
+    const outer = init.signal;
+    const onAbort = () => deadline.abort(outer!.reason);
+    if (outer?.aborted) deadline.abort(outer.reason);
+    else outer?.addEventListener("abort", onAbort, { once: true });
     try {
-      return await this.#send<T>(method, path, headers, body, signal, init);
+      return await this.#send<T>(method, path, headers, body, deadline.signal, init);
     } catch (err) {
-      throw err instanceof BrokerError ? this.#mapError(err) : err;
+      return this.#rethrow(err);
     } finally {
-      if (timer !== undefined) clearTimeout(timer);
-      if (onAbort) init.signal!.removeEventListener("abort", onAbort);
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", onAbort);
     }
+  }
+
+  #rethrow(err: unknown): never {
+    throw err instanceof BrokerError && this.#mapError ? this.#mapError(err) : err;
   }
 
   async #send<T>(
@@ -132,12 +136,10 @@ export class Transport {
     for (let attempt = 0;; attempt++) {
       let res: Response;
       try {
-        res = await this.#fetch(`${this.base}${path}`, {
-          method,
-          headers,
-          body: body as BodyInit | undefined,
-          signal,
-        });
+        const request: RequestInit = { method, headers, body: body as BodyInit | undefined };
+        if (signal) request.signal = signal;
+        // The global fetch, looked up per call (so a replaced one is used) and called unbound.
+        res = await (this.#fetch ?? fetch)(`${this.base}${path}`, request);
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err;
         if (repeatable && attempt < this.#retries) {

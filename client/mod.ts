@@ -87,7 +87,9 @@ export class MqClient {
     if (message.deliverAt !== undefined) headers["mq-deliver-at"] = String(message.deliverAt);
     if (message.idempotencyKey !== undefined) headers["idempotency-key"] = message.idempotencyKey;
     headers["content-type"] = message.contentType ?? "application/octet-stream";
-    for (const [k, v] of Object.entries(message.properties ?? {})) headers[`mq-prop-${k}`] = v;
+    if (message.properties) {
+      for (const [k, v] of Object.entries(message.properties)) headers[`mq-prop-${k}`] = v;
+    }
     const body = typeof message.body === "string" ? utf8(message.body) : message.body;
     return this.#http.request("POST", `/v1/topics/${enc_(topic)}/messages`, {
       headers,

@@ -1,13 +1,14 @@
 // The SDK's cost against hand-written fetch, in the same run, on the runtime it runs on:
 //
-//   deno run -A bench/sdk/sdk_bench.ts [--json] [--seconds 4] [--rounds 3] [--backlog 20000]
+//   deno run -A bench/sdk/sdk_bench.ts [--json] [--seconds 1] [--rounds 12] [--backlog 20000]
 //   bun run bench/sdk/sdk_bench.ts     [--json] ...
 //
 // It starts a broker on the same runtime (ASYNC_FLUSH, a temporary folder) and measures:
 //   [1] produce, 64 concurrent loops of one 256-byte message per request: MqClient.produce
 //       against a plain fetch POST (body bytes, answer read as text and parsed, as the SDK
-//       does; --res-json reads it with res.json() instead), in alternating rounds
-//       of --seconds; sdk_vs_raw_fetch_produce_ratio is SDK ÷ raw over all rounds.
+//       does; --res-json reads it with res.json() instead), in --rounds pairs of
+//       alternating --seconds slices; sdk_vs_raw_fetch_produce_ratio is the median of the
+//       pairs' SDK ÷ raw, and each side's client CPU per message is beside it.
 //   [2] consume a backlog of --backlog messages with concurrency 8: MqClient.subscribe (a
 //       no-op handler, ack per message) against a hand-written POP loop over fetch (receive
 //       max 8, then ack each handle, the acks concurrently, repeat), each in
@@ -19,7 +20,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
-import { brokerDenoV8Flags, commandLine, round, runtimeInfo } from "../support.ts";
+import { brokerDenoV8Flags, commandLine, median, round, runtimeInfo } from "../support.ts";
 
 const CONCURRENCY = 64;
 const CONSUMERS = 8;
@@ -28,8 +29,8 @@ const PRELOAD_BATCH = 500;
 
 const flags = commandLine();
 const json = flags.has("json");
-const seconds = flags.number("seconds", 4);
-const rounds = Math.round(flags.number("rounds", 3));
+const seconds = flags.number("seconds", 1);
+const rounds = Math.round(flags.number("rounds", 12));
 const backlog = Math.round(flags.number("backlog", 20_000));
 const resJson = flags.has("res-json");
 const runtime = runtimeInfo();
@@ -107,22 +108,34 @@ try {
   say(`sdk_bench on ${runtime.name} ${runtime.version}: broker ${broker.url}`);
   await rate(CONCURRENCY, 1000, raw); // warm-up: topic, connections, JIT
   await rate(CONCURRENCY, 1000, sdk);
+  // Short alternating slices, the order flipped every pair, and the median of the pairs'
+  // ratios: the machine's load swings within seconds, and a slice pair sees the same load.
   const rawRates: number[] = [];
   const sdkRates: number[] = [];
+  const ratios: number[] = [];
+  const cpu = { raw: 0, sdk: 0, rawOps: 0, sdkOps: 0 };
+  const measure = async (kind: "raw" | "sdk") => {
+    const c0 = process.cpuUsage();
+    const r = await rate(CONCURRENCY, seconds * 1000, kind === "raw" ? raw : sdk);
+    const c = process.cpuUsage(c0);
+    cpu[kind] += c.user + c.system;
+    cpu[kind === "raw" ? "rawOps" : "sdkOps"] += r * seconds;
+    return r;
+  };
   for (let r = 0; r < rounds; r++) {
     const first = r % 2 === 0;
-    if (first) rawRates.push(await rate(CONCURRENCY, seconds * 1000, raw));
-    sdkRates.push(await rate(CONCURRENCY, seconds * 1000, sdk));
-    if (!first) rawRates.push(await rate(CONCURRENCY, seconds * 1000, raw));
+    if (first) rawRates.push(await measure("raw"));
+    sdkRates.push(await measure("sdk"));
+    if (!first) rawRates.push(await measure("raw"));
+    ratios.push(sdkRates[r] / rawRates[r]);
     say(
-      `[1] round ${r + 1}: raw fetch ${Math.round(rawRates[r])}/s, SDK ${
-        Math.round(sdkRates[r])
-      }/s`,
+      `[1] pair ${r + 1}: raw fetch ${Math.round(rawRates[r])}/s, SDK ${Math.round(sdkRates[r])}/s`,
     );
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const rawProduce = mean(rawRates);
   const sdkProduce = mean(sdkRates);
+  const produceRatio = median(ratios);
 
   // [2] one backlog, two groups.
   await mq.upsertGroup("raw-pop", { consumeFromWhere: "FIRST_OFFSET" });
@@ -179,7 +192,9 @@ try {
     concurrency: CONCURRENCY,
     raw_fetch_produce_msgs_per_s: round(rawProduce),
     sdk_produce_msgs_per_s: round(sdkProduce),
-    sdk_vs_raw_fetch_produce_ratio: round(sdkProduce / rawProduce),
+    sdk_vs_raw_fetch_produce_ratio: round(produceRatio),
+    raw_fetch_client_cpu_us_per_msg: round(cpu.raw / cpu.rawOps),
+    sdk_client_cpu_us_per_msg: round(cpu.sdk / cpu.sdkOps),
     consumer_concurrency: CONSUMERS,
     raw_pop_msgs_per_s: round(rawPop),
     consumer_loop_msgs_per_s: round(loopRate),
