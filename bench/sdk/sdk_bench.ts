@@ -1,6 +1,6 @@
 // The SDK's cost against hand-written fetch, in the same run, on the runtime it runs on:
 //
-//   deno run -A bench/sdk/sdk_bench.ts [--json] [--seconds 1] [--rounds 12] [--backlog 20000]
+//   deno run -A bench/sdk/sdk_bench.ts [--json] [--seconds 0.5] [--rounds 24] [--backlog 20000]
 //   bun run bench/sdk/sdk_bench.ts     [--json] ...
 //
 // It starts a broker on the same runtime (ASYNC_FLUSH, a temporary folder) and measures:
@@ -29,8 +29,8 @@ const PRELOAD_BATCH = 500;
 
 const flags = commandLine();
 const json = flags.has("json");
-const seconds = flags.number("seconds", 1);
-const rounds = Math.round(flags.number("rounds", 12));
+const seconds = flags.number("seconds", 0.5);
+const rounds = Math.round(flags.number("rounds", 24));
 const backlog = Math.round(flags.number("backlog", 20_000));
 const resJson = flags.has("res-json");
 const runtime = runtimeInfo();
