@@ -54,6 +54,7 @@ export { messageBody, messageText } from "./body.ts";
 export {
   type MessageHandler,
   type ReceiveClient,
+  subscribe,
   SUBSCRIBE_CONCURRENCY_DEFAULT,
   SUBSCRIBE_WAIT_MS_DEFAULT,
   type SubscribeOptions,
