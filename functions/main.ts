@@ -9,6 +9,7 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
+import { BrokerError } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -51,13 +52,22 @@ const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
+      connect: (baseUrl) =>
+        new MqClient({
+          baseUrl,
+          token: brokerToken,
+          // The resolver fails over to another broker itself; the app renders the broker's
+          // own BrokerError class.
+          retries: 0,
+          mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
+        }),
       cacheMs: routeCacheMs,
       nowMs,
     },
   ),
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
   limits,
+  corsOrigins: settings.corsOrigins,
   log,
 });
 

@@ -2,7 +2,7 @@
 // factory that builds every part first (runtime/core/compose.ts). It implements the core
 // API (ProducerApi, ConsumerApi, AdminApi) by handing each call to the module that owns
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
-import type { BrokerClient, RecordApi } from "./protocol/core_api.ts";
+import type { BrokerClient, QstashApi, RecordApi } from "./protocol/core_api.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -21,12 +21,16 @@ import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
 import { RecordsApi } from "./core/records_api.ts";
+import { QstashDeadLetters } from "./core/qstash_dlq.ts";
+import { qstashApi } from "./core/qstash_api.ts";
 import { storeHostOf } from "./core/store_host.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
 export class Broker implements BrokerClient, RecordApi {
+  /** The QStash front end's calls (functions/qstash/). */
+  readonly qstash: QstashApi;
   readonly config: BrokerConfig;
   readonly store: MessageStore;
   readonly holds: PullHoldService;
@@ -92,6 +96,18 @@ export class Broker implements BrokerClient, RecordApi {
       settings: config,
       bodyText: deps.bodyText,
     });
+    this.qstash = qstashApi(
+      parts.qstash,
+      new QstashDeadLetters({
+        store,
+        files: deps.files,
+        dataDir: config.dataDir,
+        storeHost: storeHostOf(config),
+        listDlq: (g, o) => dlq.listDlq(g, o),
+        pageMax: config.pullMsgNumsMax,
+      }),
+      (id) => parts.cron.message(id),
+    );
     const scheduling = new Scheduling({
       timers: parts.timers,
       cron: parts.cron,

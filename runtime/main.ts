@@ -102,8 +102,10 @@ async function main() {
     },
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
+    corsOrigins: config.corsOrigins,
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
+    qstash: broker?.qstash,
     // A replicated group's status and metadata routes; the node starts once the HTTP
     // address is known, so until then they answer 503.
     ha: config.haMode === "none" ? undefined : {

@@ -35,6 +35,7 @@ import type {
   TopicUpsert,
   WireMessage,
 } from "./types.ts";
+import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
 export interface ProducerApi {
@@ -150,6 +151,27 @@ export interface RecordApi {
   sendBack(group: string, request: SendBackRequest): Promise<SendBackResult>;
   /** The group's live members (GET_CONSUMER_LIST_BY_GROUP), without a heartbeat. */
   groupMembers(group: string): Promise<MembersView>;
+}
+
+/** What the QStash front end (functions/qstash/) needs beyond the admin API: the keys that
+ * sign its deliveries, and the SSRF guard's verdict on a destination before anything is
+ * stored (a published URL is not a subscription, so upsertSubscription never checks it). */
+export interface QstashApi {
+  qstashSigningKeys(): Promise<QstashSigningKeys>;
+  /** next becomes current, a new next is made; deliveries sign with the new current. */
+  rotateQstashSigningKeys(): Promise<QstashSigningKeys>;
+  /** Throws WEBHOOK_URL_REFUSED when deliveries to `url` would be refused. */
+  checkDestination(url: string): Promise<void>;
+  qstashSettings(): Promise<QstashSettings>;
+  /** A group's dead letters, oldest first, without those deleted or retried through here. */
+  listDeadLetters(group: string, max: number): Promise<WireMessage[]>;
+  /** Delivers letters again to the group's subscription alone, then deletes them; the ids
+   * of those found. */
+  retryDeadLetters(group: string, messageIds: string[]): Promise<string[]>;
+  /** Deletes single letters; how many were found. */
+  deleteDeadLetters(group: string, messageIds: string[]): Promise<number>;
+  /** What a cron schedule publishes (the QStash view shows its destination and body). */
+  qstashSchedule(id: string): Promise<QstashScheduleDetails>;
 }
 
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route

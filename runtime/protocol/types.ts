@@ -173,6 +173,11 @@ export interface SubscriptionInput {
   startFrom?: "latest" | "earliest" | number;
   /** Told (best effort, signed) when a message is dead-lettered or the endpoint disabled. */
   failureCallbackUrl?: string | null;
+  /** "standard" (default): Standard Webhooks signatures. "qstash": QStash's delivery
+   * (Upstash-Signature JWT, per-message destination, retries, forwarded headers and
+   * callbacks from the message's qstash.* properties; docs/qstash.md); `url` may then be ""
+   * when every message names its destination. */
+  dialect?: "standard" | "qstash";
 }
 
 export type SubscriptionStatus = "active" | "paused" | "disabled";
@@ -187,8 +192,11 @@ export interface SubscriptionStats {
   lag: number;
 }
 
-export interface SubscriptionView extends Required<Omit<SubscriptionInput, "startFrom">> {
+export interface SubscriptionView
+  extends Required<Omit<SubscriptionInput, "startFrom" | "dialect">> {
   group: string;
+  /** Set when not "standard". */
+  dialect?: "qstash";
   status: SubscriptionStatus;
   /** Why it is disabled (410 from the endpoint) or paused. */
   statusReason: string | null;
