@@ -15,7 +15,7 @@ import { type RemotingFront, startRemoting } from "../functions/remoting/mod.ts"
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
-import { haRoutes, leaderCore } from "./remoting_ha.ts";
+import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
 import { storeHostOf } from "./core/store_host.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { KvPort } from "./platform/kv_port.ts";
@@ -129,18 +129,30 @@ async function main() {
   // its address): calls go to this replica's Broker while it is master (runtime/remoting_ha.ts).
   let remoting: RemotingFront | undefined;
   let kv: KvPort | undefined;
+  /** A lone broker's NameServer reads other groups from the KV route table (opened lazily). */
+  let routeKv: Promise<KvPort> | undefined;
   if (config.remotingEnable) {
     remoting = await startRemoting({
       core: broker ?? leaderCore(() => started().client() as Broker),
-      routes: broker ? undefined : (self) =>
-        haRoutes({
-          node: () => node,
-          kv: () => kv,
-          cluster: config.brokerClusterName,
-          brokerName: config.brokerName,
-          routeExpiryMs: config.routeExpiryMs,
-          nowMs,
-        }, self),
+      routes: broker
+        ? (self) =>
+          loneRoutes({
+            kv: () =>
+              routeKv ??= platform.openKv(config.kvPath, { accessToken: config.kvAccessToken }),
+            cluster: config.brokerClusterName,
+            brokerName: config.brokerName,
+            routeExpiryMs: config.routeExpiryMs,
+            nowMs,
+          }, self)
+        : (self) =>
+          haRoutes({
+            node: () => node,
+            kv: () => kv,
+            cluster: config.brokerClusterName,
+            brokerName: config.brokerName,
+            routeExpiryMs: config.routeExpiryMs,
+            nowMs,
+          }, self),
       apiKeys: config.apiKeys,
       log,
       listen: (o, onSocket) => platform.listenTcpConnections(o, onSocket),
@@ -221,6 +233,7 @@ async function main() {
     node?.drain();
     await server.close();
     await remoting?.close();
+    await routeKv?.then((k) => k.close(), () => {});
     await routes?.stop();
     await broker?.close();
     if (node) {

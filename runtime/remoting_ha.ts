@@ -4,7 +4,7 @@
 // SERVICE_NOT_AVAILABLE, RocketMQ's answer for a send to a slave). The NameServer answers
 // the group from the lease and the published replica states: the live master as brokerId 0
 // and the others under their brokerIds, so a failover changes the route; other groups come
-// from the KV route table.
+// from the KV route table. A lone broker's NameServer (loneRoutes) answers itself and those.
 import type { BrokerClient, RecordApi } from "./protocol/core_api.ts";
 import type { HaNode } from "./ha/node.ts";
 import type { KvPort } from "./platform/kv_port.ts";
@@ -71,14 +71,35 @@ export async function haRoutes(
   if (Object.keys(brokerAddrs).length > 0) {
     routes.push({ cluster: o.cluster, brokerName: o.brokerName, brokerAddrs, topics });
   }
-  for (const e of entries) {
-    if (e === mine || !e.remotingAddress) continue;
-    routes.push({
-      cluster: e.cluster,
-      brokerName: e.brokerName,
-      brokerAddrs: { "0": e.remotingAddress },
-      topics: e.topics,
-    });
-  }
-  return routes;
+  return [...routes, ...otherGroups(entries, o.cluster, o.brokerName)];
+}
+
+/** A lone broker's NameServer: itself, and the other broker groups of the KV route table
+ * (split mode: several brokers sharing one KV) that serve remoting. */
+export async function loneRoutes(
+  o: {
+    kv: () => Promise<KvPort>;
+    cluster: string;
+    brokerName: string;
+    routeExpiryMs: number;
+    nowMs: () => number;
+  },
+  self: () => Promise<NamesrvRoute>,
+): Promise<NamesrvRoute[]> {
+  const [me, entries] = await Promise.all([
+    self(),
+    o.kv().then((kv) => readRoutes(kv, o.nowMs(), o.routeExpiryMs)).catch(() => []),
+  ]);
+  return [me, ...otherGroups(entries, o.cluster, o.brokerName)];
+}
+
+function otherGroups(entries: RouteEntry[], cluster: string, brokerName: string): NamesrvRoute[] {
+  return entries.filter((e) =>
+    e.remotingAddress && !(e.cluster === cluster && e.brokerName === brokerName)
+  ).map((e) => ({
+    cluster: e.cluster,
+    brokerName: e.brokerName,
+    brokerAddrs: { "0": e.remotingAddress! },
+    topics: e.topics,
+  }));
 }

@@ -4,9 +4,9 @@
 // send to a slave); after the master is killed the route names the new master, which takes
 // the send.
 import assert from "node:assert/strict";
-import { Cluster, tail } from "./harness/cluster.ts";
+import { Cluster, KV_TOKEN, tail } from "./harness/cluster.ts";
 import { RUNTIMES } from "./harness/process.ts";
-import type { BrokerProcess } from "./harness/broker.ts";
+import { type BrokerProcess, startBroker } from "./harness/broker.ts";
 import { json, RawRemoting } from "./support/remoting_client.ts";
 import { RequestCode, ResponseCode } from "../functions/remoting/codes.ts";
 
@@ -27,7 +27,7 @@ function listening(b: BrokerProcess): { namesrv: string; remoting: string } {
 }
 
 interface Route {
-  brokerDatas: { brokerName: string; brokerAddrs: Record<string, string> }[];
+  brokerDatas: { cluster: string; brokerName: string; brokerAddrs: Record<string, string> }[];
   queueDatas: { writeQueueNums: number }[];
 }
 
@@ -120,5 +120,37 @@ for (const runtime of RUNTIMES) {
       const logs = cluster.replicas.map((r) => `--- ${r.id}\n${tail(r.proc)}`).join("\n");
       throw new Error(`${(err as Error).message}\n${logs}`);
     }
+  });
+}
+
+for (const runtime of RUNTIMES) {
+  Deno.test(`remoting NameServer on ${runtime}: two lone brokers sharing a KV route table answer each other's topics`, async () => {
+    await using cluster = new Cluster(runtime, 0, {});
+    await cluster.startKv();
+    const env = (name: string) => ({
+      MQ_KV: cluster.kvUrl,
+      DENO_KV_ACCESS_TOKEN: KV_TOKEN,
+      MQ_BROKER_NAME: name,
+      MQ_ROUTE_HEARTBEAT_MS: "200",
+      MQ_AUTO_CREATE_TOPIC: "false",
+    });
+    await using a = await startBroker(runtime, { env: env("broker-a") });
+    await using b = await startBroker(runtime, { env: env("broker-b") });
+    await b.client.upsertTopic("OnlyB", { readQueueNums: 3, writeQueueNums: 3 });
+    await a.client.upsertTopic("Both", {});
+    await b.client.upsertTopic("Both", {});
+    const [la, lb] = [listening(a), listening(b)];
+    const r = await waitRoute(la.namesrv, "OnlyB", (r) => r.brokerDatas.length === 1);
+    assert.deepEqual(r.brokerDatas[0], {
+      cluster: "DefaultCluster",
+      brokerName: "broker-b",
+      brokerAddrs: { "0": lb.remoting },
+    });
+    assert.equal(r.queueDatas[0].writeQueueNums, 3);
+    const both = await waitRoute(lb.namesrv, "Both", (r) => r.brokerDatas.length === 2);
+    assert.deepEqual(
+      both.brokerDatas.map((d) => d.brokerAddrs["0"]).sort(),
+      [la.remoting, lb.remoting].sort(),
+    );
   });
 }
