@@ -82,6 +82,7 @@ const grpc = grpcSettings.grpcEnabled
     maxMessageSize: limits.maxMessageSize,
     pullWaitMsMax: limits.pullWaitMsMax,
     nowMs,
+    goawayShield: platform.name === "deno",
   })
   : undefined;
 const url = `http://${hostname}:${server.port}`;

@@ -127,6 +127,7 @@ async function main() {
       maxMessageSize: config.store.maxMessageSize,
       pullWaitMsMax: config.pullWaitMsMax,
       nowMs,
+      goawayShield: platform.name === "deno",
     })
     : undefined;
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0

@@ -23,6 +23,7 @@ import { sendHandlers } from "./send.ts";
 import { ClientSessions } from "./sessions.ts";
 import { settleHandlers } from "./settle.ts";
 import { clientHandlers } from "./telemetry.ts";
+import { type Shield, startGoawayShield } from "./goaway_shield.ts";
 
 export interface GrpcServerOptions {
   broker: BrokerResolver;
@@ -35,6 +36,9 @@ export interface GrpcServerOptions {
   pullWaitMsMax: number;
   nowMs: () => number;
   transactions?: TransactionHook;
+  /** Put the GOAWAY shield (goaway_shield.ts) in front: for Deno, whose node:http2 server
+   * aborts on a client's GOAWAY. */
+  goawayShield?: boolean;
 }
 
 export interface GrpcServer {
@@ -72,32 +76,55 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     ...clientHandlers(deps, open),
     ...offsetHandlers(deps),
   } as grpc.UntypedServiceImplementation);
-  const credentials = s.grpcTlsCertFile
-    ? grpc.ServerCredentials.createSsl(null, [{
-      cert_chain: readFileSync(s.grpcTlsCertFile),
-      private_key: readFileSync(s.grpcTlsKeyFile),
-    }], false)
-    : grpc.ServerCredentials.createInsecure();
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(
+  const tlsFiles = s.grpcTlsCertFile
+    ? { cert: readFileSync(s.grpcTlsCertFile), key: readFileSync(s.grpcTlsKeyFile) }
+    : undefined;
+  const bind = (address: string, credentials: grpc.ServerCredentials) =>
+    new Promise<number>((resolve, reject) =>
+      server.bindAsync(address, credentials, (err, bound) => err ? reject(err) : resolve(bound))
+    );
+  let shield: Shield | undefined;
+  let port: number;
+  if (options.goawayShield) {
+    // grpc-js on a loopback port; the shield takes the public port (and TLS).
+    const inner = await bind("127.0.0.1:0", grpc.ServerCredentials.createInsecure());
+    shield = await startGoawayShield({
+      host: options.host,
+      port: s.grpcPort,
+      target: inner,
+      tls: tlsFiles,
+    });
+    port = shield.port;
+  } else {
+    port = await bind(
       `${options.host}:${s.grpcPort}`,
-      credentials,
-      (err, bound) => err ? reject(err) : resolve(bound),
-    )
-  );
+      tlsFiles
+        ? grpc.ServerCredentials.createSsl(null, [{
+          cert_chain: tlsFiles.cert,
+          private_key: tlsFiles.key,
+        }], false)
+        : grpc.ServerCredentials.createInsecure(),
+    );
+  }
   return {
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        // Telemetry streams end first (their clients get an OK status); then calls in
+        // flight get grpcShutdownMs; the shield's connections go last.
         for (const call of open) if (!call.writableEnded) call.end();
+        let finished = false;
+        const done = () => {
+          if (finished) return;
+          finished = true;
+          clearTimeout(force);
+          void (shield?.close() ?? Promise.resolve()).then(() => resolve());
+        };
         const force = setTimeout(() => {
           server.forceShutdown();
-          resolve();
+          done();
         }, s.grpcShutdownMs);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
+        server.tryShutdown(done);
       }),
   };
 }
