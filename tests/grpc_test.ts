@@ -7,6 +7,7 @@
 // frames and unknown RPCs get a status and the server keeps serving.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
+import { execFile } from "node:child_process";
 import { Producer, SimpleConsumer } from "rocketmq-client-nodejs";
 import { RUNTIMES } from "./harness/process.ts";
 import { startBroker } from "./harness/broker.ts";
@@ -331,6 +332,28 @@ for (const runtime of RUNTIMES) {
           status: { code: number };
         };
         assert.equal(missing.status.code, 40402);
+      } finally {
+        raw.close();
+      }
+    });
+
+    await t.step("clients that close after many calls leave the server serving", async () => {
+      // Deno 2.9.6's node:http2 server aborted here (functions/grpc/goaway_shield.ts).
+      const script = new URL("./support/grpc_goaway_client.mjs", import.meta.url).pathname;
+      const out = await new Promise<string>((resolve, reject) => {
+        execFile(
+          "node",
+          [script, endpoints, "3", "1200"],
+          (err, stdout) => err ? reject(err) : resolve(stdout),
+        );
+      });
+      assert.deepEqual(JSON.parse(out), { answered: 3600 });
+      const raw = connectRaw(endpoints, ADMIN);
+      try {
+        const hb = await rawCall(raw, "heartbeat", { clientType: 1 }) as {
+          status: { code: number };
+        };
+        assert.equal(hb.status.code, 20000);
       } finally {
         raw.close();
       }
