@@ -2,10 +2,11 @@
 // lean as autocannon is for the HTTP side; grpc-js's own client tops out near the server's
 // rate on this machine): each call is one HTTP/2 stream on one of 4 connections, the
 // request encoded with the service's own serializer.
-//   node bench/grpc/h2_load.mjs <host:port> <topic> <calls in flight> <seconds> <bodyBytes>
+//   [H2_CONNECTIONS=4] node bench/grpc/h2_load.mjs <host:port> <topic> <calls in flight> <seconds> <bodyBytes>
 // Prints {"requests": <per second>, "errors": n}. A call counts when the response says
 // Code OK (20000) and the trailers grpc-status 0.
 import http2 from "node:http2";
+import net from "node:net";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 
@@ -23,8 +24,14 @@ const def = loader.loadSync("apache/rocketmq/v2/service.proto", {
 });
 const send = grpc.loadPackageDefinition(def).apache.rocketmq.v2.MessagingService.service
   .SendMessage;
-const CONNECTIONS = 4;
-const sessions = Array.from({ length: CONNECTIONS }, () => http2.connect(`http://${address}`));
+const CONNECTIONS = Number(process.env.H2_CONNECTIONS ?? 4);
+const sessions = Array.from({ length: CONNECTIONS }, () => {
+  // Small frames go out at once: Nagle's algorithm would hold them for the peer's ACK.
+  const [host, port] = address.split(":");
+  return http2.connect(`http://${address}`, {
+    createConnection: () => net.connect({ host, port: Number(port), noDelay: true }),
+  });
+});
 const body = Buffer.alloc(Number(bodyBytes), 120);
 const headers = {
   ":method": "POST",
