@@ -47,7 +47,9 @@ export function settleHandlers(deps: GrpcDeps) {
           };
         }
         const handle = String(req.receiptHandle ?? "");
-        await deps.api.call((b) => b.changeInvisibleTime(group, handle, invisibleMs));
+        // nack is changeInvisibleTime without its lower bound (popInvisibleMsMin): push
+        // consumers give a message back with a delay of 0 or a few ms (§4.3).
+        await deps.api.call((b) => b.nack(group, handle, invisibleMs));
         return { status: OK, receiptHandle: handle };
       },
     ),
