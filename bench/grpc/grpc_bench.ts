@@ -186,9 +186,9 @@ function grpcConsumer(address: string) {
             ack.responseDeserialize,
             { group, topic, entries: handles },
             md,
-            (err, res: { status: { code: number } }) =>
-              err || res.status.code !== 20000
-                ? reject(err ?? new Error(JSON.stringify(res.status)))
+            (err, res?: { status: { code: number } }) =>
+              err || res?.status.code !== 20000
+                ? reject(err ?? new Error(JSON.stringify(res?.status)))
                 : resolve(handles.length),
           );
         });
