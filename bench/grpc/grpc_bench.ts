@@ -5,7 +5,8 @@
 // the runtime it runs on. Figures:
 //   grpc_vs_http_produce_ratio   single 1 KiB sends/s over gRPC (SendMessage, one message
 //                                per call as the official clients send: h2_load.mjs, Node.js
-//                                bare node:http2, 64 calls in flight over 4 connections)
+//                                bare node:http2, 64 calls in flight over --grpc-connections
+//                                (64) connections)
 //                                over HTTP produces/s (autocannon, Node.js, 64 connections):
 //                                the median of --rounds (3) alternating runs of --seconds
 //   grpc_receive_ack_msgs_per_s  ReceiveMessage (batch 32) + AckMessage (one entry per
@@ -28,6 +29,9 @@ const json = flags.has("json");
 const seconds = flags.number("seconds", 5);
 const rounds = flags.number("rounds", 3);
 const CONNECTIONS = 64;
+/** --grpc-connections N: HTTP/2 connections the 64 gRPC calls in flight share (default 64,
+ * one call each, as autocannon's 64 connections; real clients use one per endpoint). */
+const GRPC_CONNECTIONS = flags.number("grpc-connections", 64);
 const BODY_BYTES = 1024;
 const RECEIVE_LOOPS = 4;
 const RECEIVE_BATCH = 32;
@@ -117,6 +121,7 @@ async function grpcProduceRate(address: string): Promise<number> {
     String(CONNECTIONS),
     String(seconds),
     String(BODY_BYTES),
+    String(GRPC_CONNECTIONS),
   ]);
   if (r.errors > 0) throw new Error(`h2_load: ${r.errors} failed sends`);
   return r.requests;
@@ -249,6 +254,7 @@ try {
     seconds,
     rounds,
     connections: CONNECTIONS,
+    grpc_connections: GRPC_CONNECTIONS,
     body_bytes: BODY_BYTES,
     grpc_produce_per_s: Math.round(median(grpcRates)),
     http_produce_per_s: Math.round(median(httpRates)),

@@ -1,8 +1,8 @@
 // gRPC SendMessage load over bare node:http2 (Node.js, a process of its own and about as
 // lean as autocannon is for the HTTP side; grpc-js's own client tops out near the server's
-// rate on this machine): each call is one HTTP/2 stream on one of 4 connections, the
+// rate on this machine): each call is one HTTP/2 stream on one of <connections>, the
 // request encoded with the service's own serializer.
-//   [H2_CONNECTIONS=4] node bench/grpc/h2_load.mjs <host:port> <topic> <calls in flight> <seconds> <bodyBytes>
+//   node bench/grpc/h2_load.mjs <host:port> <topic> <calls in flight> <seconds> <bodyBytes> [connections=4]
 // Prints {"requests": <per second>, "errors": n}. A call counts when the response says
 // Code OK (20000) and the trailers grpc-status 0.
 import http2 from "node:http2";
@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 const require = createRequire(import.meta.url);
 const grpc = require("@grpc/grpc-js");
 const loader = require("@grpc/proto-loader");
-const [address, topic, inFlight, seconds, bodyBytes] = process.argv.slice(2);
+const [address, topic, inFlight, seconds, bodyBytes, connections] = process.argv.slice(2);
 const root = join(dirname(require.resolve("rocketmq-client-nodejs/package.json")), "proto");
 const def = loader.loadSync("apache/rocketmq/v2/service.proto", {
   includeDirs: [root],
@@ -24,7 +24,7 @@ const def = loader.loadSync("apache/rocketmq/v2/service.proto", {
 });
 const send = grpc.loadPackageDefinition(def).apache.rocketmq.v2.MessagingService.service
   .SendMessage;
-const CONNECTIONS = Number(process.env.H2_CONNECTIONS ?? 4);
+const CONNECTIONS = Number(connections ?? 4);
 const sessions = Array.from({ length: CONNECTIONS }, () => {
   // Small frames go out at once: Nagle's algorithm would hold them for the peer's ACK.
   const [host, port] = address.split(":");
