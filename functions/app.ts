@@ -18,6 +18,7 @@ import { haSnapshotRoutes, haStatusRoutes } from "./routes/ha.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { lookupRoutes } from "./routes/lookups.ts";
 import { offsetRoutes } from "./routes/offsets.ts";
+import { opsRoutes } from "./routes/ops.ts";
 import { popRoutes } from "./routes/pop.ts";
 import { produceRoutes } from "./routes/produce.ts";
 import { pullRoutes } from "./routes/pull.ts";
@@ -117,6 +118,7 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   app.route("/", scheduledRoutes(deps));
   app.route("/", scheduleRoutes(deps));
   app.route("/", subscriptionRoutes(deps));
+  app.route("/", opsRoutes(deps, options.ha));
   if (options.ha) app.route("/", haSnapshotRoutes(options.ha, deps));
   return app;
 }

@@ -2,7 +2,7 @@
 // factory that builds every part first (runtime/core/compose.ts). It implements the core
 // API (ProducerApi, ConsumerApi, AdminApi) by handing each call to the module that owns
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
-import type { BrokerClient } from "./protocol/core_api.ts";
+import type { BrokerClient, OpsApi } from "./protocol/core_api.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -20,11 +20,14 @@ import { DeadLetters } from "./core/dlq.ts";
 import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
+import { OpsViews } from "./core/ops_views.ts";
+import { countTraffic } from "./core/traffic_api.ts";
+import { TrafficCounters } from "./core/traffic.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
-export class Broker implements BrokerClient {
+export class Broker implements BrokerClient, OpsApi {
   readonly config: BrokerConfig;
   readonly store: MessageStore;
   readonly holds: PullHoldService;
@@ -33,6 +36,8 @@ export class Broker implements BrokerClient {
   readonly #parts: BrokerParts;
   readonly #puller: Puller;
   readonly #observability: Observability;
+  /** Produce and consume counters per topic since start (metrics, topic stats). */
+  readonly traffic: TrafficCounters;
   readonly #expireTimer: ReturnType<typeof setInterval>;
   #closed = false;
 
@@ -60,6 +65,8 @@ export class Broker implements BrokerClient {
       bodyText: deps.bodyText,
       nowMs,
     });
+    this.traffic = new TrafficCounters(nowMs);
+    topics.onDeleted((topic) => this.traffic.forget(topic));
     this.#observability = new Observability({
       store,
       holds: parts.holds,
@@ -155,7 +162,23 @@ export class Broker implements BrokerClient {
       findMessages: (t, q) => lookup.findMessages(t, q),
       health: () => this.#observability.health(),
     };
-    Object.assign(this, api);
+    const views = new OpsViews({
+      store,
+      offsets,
+      consumerOffsets,
+      topics,
+      groups,
+      dlq,
+      traffic: this.traffic,
+      brokerName: config.brokerName,
+    });
+    const ops: OpsApi = {
+      listGroups: () => views.listGroups(),
+      topicStats: (t) => views.topicStats(t),
+      groupProgress: (g) => views.groupProgress(g),
+      clusterView: () => views.clusterView(),
+    };
+    Object.assign(this, countTraffic(api, this.traffic), ops);
     // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
     this.#expireTimer = setInterval(
       () => parts.membership.expire(nowMs()),
@@ -210,4 +233,4 @@ export class Broker implements BrokerClient {
   }
 }
 
-export interface Broker extends BrokerClient {}
+export interface Broker extends BrokerClient, OpsApi {}

@@ -1,0 +1,41 @@
+// Counts what flows through the core API into TrafficCounters: messages and body bytes
+// produced (on success) and consumed (pulled or received), per topic.
+import type { BrokerClient } from "../protocol/core_api.ts";
+import type { WireMessage } from "../protocol/types.ts";
+import { bodyBytes, type TrafficCounters } from "./traffic.ts";
+
+/** `api` with produce, produceBatch, pull and receive counted into `traffic`. */
+export function countTraffic(api: BrokerClient, traffic: TrafficCounters): BrokerClient {
+  const consumed = (messages: readonly WireMessage[]) => {
+    for (const m of messages) traffic.consumed(m.topic, 1, bodyBytes(m.body, m.bodyEncoding));
+  };
+  return {
+    ...api,
+    produce: async (topic, message) => {
+      const result = await api.produce(topic, message);
+      traffic.produced(topic, 1, message.body.byteLength);
+      return result;
+    },
+    produceBatch: async (topic, messages) => {
+      const results = await api.produceBatch(topic, messages);
+      let n = 0, bytes = 0;
+      results.forEach((r, i) => {
+        if (!r.ok) return;
+        n++;
+        bytes += messages[i]?.body.byteLength ?? 0;
+      });
+      if (n > 0) traffic.produced(topic, n, bytes);
+      return results;
+    },
+    pull: async (topic, queueId, request, signal) => {
+      const result = await api.pull(topic, queueId, request, signal);
+      consumed(result.messages);
+      return result;
+    },
+    receive: async (group, options, signal) => {
+      const messages = await api.receive(group, options, signal);
+      consumed(messages);
+      return messages;
+    },
+  };
+}
