@@ -46,8 +46,8 @@ export interface FunctionsOptions {
     msg: string,
     fields?: Record<string, unknown>,
   ) => void;
-  /** Prometheus text, when the broker is in this process. */
-  metrics?: () => string;
+  /** Prometheus text: the broker's when it is in this process, and the process's own. */
+  metrics?: () => string | Promise<string>;
   /** A replica of a replicated group: its status and metadata routes. */
   ha?: HaApi;
 }

@@ -7,6 +7,7 @@
 // is an entry file: the only place here that reads the environment and picks the platform.
 import process from "node:process";
 import { createApp } from "./app.ts";
+import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
@@ -47,6 +48,9 @@ try {
 const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
+const startedMs = Date.now();
+// This process's own figures: the brokers serve theirs on their own ports.
+const http = instrumentFetch((request) => app.fetch(request));
 const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
@@ -59,6 +63,9 @@ const app = await createApp({
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
   limits,
   log,
+  metrics: () =>
+    [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
+      .join("\n") + "\n",
 });
 
 const hostname = env("HOST", FUNCTIONS_HOST_DEFAULT);
@@ -68,7 +75,7 @@ const server = await platform.serve({
   port,
   connections: settings.connections,
   maxRequestBodyBytes: settings.requestBodyBytesBackstop,
-}, app.fetch);
+}, http.fetch);
 const url = `http://${hostname}:${server.port}`;
 log("info", "functions listening", { url, kv: kvUrl });
 process.stdout.write(JSON.stringify({ event: "listening", url, pid: process.pid }) + "\n");

@@ -22,6 +22,7 @@ import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
 import { OpsViews } from "./core/ops_views.ts";
 import { countTraffic } from "./core/traffic_api.ts";
+import { brokerMetrics, type PopCounters } from "./core/broker_metrics.ts";
 import { TrafficCounters } from "./core/traffic.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
@@ -38,6 +39,8 @@ export class Broker implements BrokerClient, OpsApi {
   readonly #observability: Observability;
   /** Produce and consume counters per topic since start (metrics, topic stats). */
   readonly traffic: TrafficCounters;
+  readonly #pop: PopCounters = { received: 0, acked: 0, nacked: 0 };
+  readonly #views: OpsViews;
   readonly #expireTimer: ReturnType<typeof setInterval>;
   #closed = false;
 
@@ -162,7 +165,7 @@ export class Broker implements BrokerClient, OpsApi {
       findMessages: (t, q) => lookup.findMessages(t, q),
       health: () => this.#observability.health(),
     };
-    const views = new OpsViews({
+    const views = this.#views = new OpsViews({
       store,
       offsets,
       consumerOffsets,
@@ -178,7 +181,7 @@ export class Broker implements BrokerClient, OpsApi {
       groupProgress: (g) => views.groupProgress(g),
       clusterView: () => views.clusterView(),
     };
-    Object.assign(this, countTraffic(api, this.traffic), ops);
+    Object.assign(this, countTraffic(api, this.traffic, this.#pop), ops);
     // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
     this.#expireTimer = setInterval(
       () => parts.membership.expire(nowMs()),
@@ -194,9 +197,17 @@ export class Broker implements BrokerClient, OpsApi {
     return this.#parts.topics.configs();
   }
 
-  /** Prometheus text exposition of the broker's gauges. */
-  metrics(): string {
-    return this.#observability.metrics();
+  /** Prometheus text exposition of the broker's figures. */
+  async metrics(): Promise<string> {
+    const more = await brokerMetrics({
+      store: this.store,
+      traffic: this.traffic,
+      views: this.#views,
+      deliveries: this.#parts.webhooks.log,
+      diskUsedRatio: this.#deps.diskUsedRatio,
+      pop: this.#pop,
+    });
+    return this.#observability.metrics() + more.join("\n") + "\n";
   }
 
   /** Every replicated metadata table (topics, groups, offsets, subscriptions, schedules),

@@ -10,6 +10,7 @@ import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
+import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
@@ -86,6 +87,8 @@ async function main() {
     }
     return node;
   };
+  const startedMs = Date.now();
+  const http = instrumentFetch((request) => app.fetch(request));
   const app = await createApp({
     broker: {
       get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
@@ -94,7 +97,11 @@ async function main() {
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
     log,
-    metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
+    metrics: async () =>
+      (await (broker?.metrics() ?? node?.metrics() ?? "")) +
+      [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
+        .join("\n") +
+      "\n",
     // A replicated group's status and metadata routes; the node starts once the HTTP
     // address is known, so until then they answer 503.
     ha: config.haMode === "none" ? undefined : {
@@ -109,7 +116,7 @@ async function main() {
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: config.requestBodyBytesBackstop,
-  }, app.fetch);
+  }, http.fetch);
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;

@@ -21,7 +21,7 @@ const metrics = createRoute({
   path: "/metrics",
   operationId: "metrics",
   tags: TAGS,
-  summary: "Prometheus metrics (empty when the broker is in another process)",
+  summary: "Prometheus metrics: the broker's, and this process's own HTTP figures",
   security: [],
   responses: {
     200: {
@@ -32,14 +32,17 @@ const metrics = createRoute({
 });
 
 export function healthRoutes(
-  deps: Pick<RouteDeps<Pick<AdminApi, "health">>, "api"> & { metrics?: () => string },
+  deps: Pick<RouteDeps<Pick<AdminApi, "health">>, "api"> & {
+    metrics?: () => string | Promise<string>;
+  },
 ): Routes {
   const app = newRoutes();
   serve(app, health, async (c) => c.json(await deps.api.call((b) => b.health())));
   serve(
     app,
     metrics,
-    (c) => c.text(deps.metrics?.() ?? "", 200, { "content-type": "text/plain; version=0.0.4" }),
+    async (c) =>
+      c.text(await deps.metrics?.() ?? "", 200, { "content-type": "text/plain; version=0.0.4" }),
   );
   return app;
 }

@@ -2,10 +2,16 @@
 // produced (on success) and consumed (pulled or received), per topic.
 import type { BrokerClient } from "../protocol/core_api.ts";
 import type { WireMessage } from "../protocol/types.ts";
+import type { PopCounters } from "./broker_metrics.ts";
 import { bodyBytes, type TrafficCounters } from "./traffic.ts";
 
-/** `api` with produce, produceBatch, pull and receive counted into `traffic`. */
-export function countTraffic(api: BrokerClient, traffic: TrafficCounters): BrokerClient {
+/** `api` with produce, produceBatch, pull and receive counted into `traffic`, and POP's
+ * receive, ack and nack into `pop`. */
+export function countTraffic(
+  api: BrokerClient,
+  traffic: TrafficCounters,
+  pop: PopCounters,
+): BrokerClient {
   const consumed = (messages: readonly WireMessage[]) => {
     for (const m of messages) traffic.consumed(m.topic, 1, bodyBytes(m.body, m.bodyEncoding));
   };
@@ -35,7 +41,21 @@ export function countTraffic(api: BrokerClient, traffic: TrafficCounters): Broke
     receive: async (group, options, signal) => {
       const messages = await api.receive(group, options, signal);
       consumed(messages);
+      pop.received += messages.length;
       return messages;
+    },
+    ack: async (group, handle) => {
+      await api.ack(group, handle);
+      pop.acked++;
+    },
+    ackBatch: async (group, handles) => {
+      const results = await api.ackBatch(group, handles);
+      pop.acked += results.filter((r) => r.ok).length;
+      return results;
+    },
+    nack: async (group, handle, delayMs) => {
+      await api.nack(group, handle, delayMs);
+      pop.nacked++;
     },
   };
 }
