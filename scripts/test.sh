@@ -20,7 +20,7 @@ check() {
 }
 check "deno fmt --check" deno fmt --check
 check "deno lint" deno lint
-check "deno check" deno check runtime/ storage/ functions/ tests/ bench/ client/ tools/
+check "deno check" deno check runtime/ storage/ functions/ tests/ bench/ client/ tools/ cli/
 log=$(mktemp)
 deno test -A --parallel "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
