@@ -12,6 +12,7 @@ import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
 import { Authenticator, type Right } from "./auth.ts";
 import { BodyDeadlines } from "./body.ts";
 import type { FunctionsLimits } from "../runtime/protocol/limits.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
 import { dlqRoutes } from "./routes/dlq.ts";
 import { groupRoutes, membershipRoutes } from "./routes/groups.ts";
 import { haSnapshotRoutes, haStatusRoutes } from "./routes/ha.ts";
@@ -87,6 +88,7 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   // Open routes first: a route that answers without calling next() is never reached by
   // the API key middleware registered after it.
   app.route("/", healthRoutes({ api: deps.api, metrics: options.metrics }));
+  app.route("/", dashboardRoutes());
   if (options.ha) app.route("/", haStatusRoutes(options.ha));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
