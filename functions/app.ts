@@ -9,6 +9,7 @@ import type { Context } from "hono";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { HaApi } from "../runtime/protocol/ha_api.ts";
 import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
+import type { ReadinessInfo } from "../runtime/protocol/ops_types.ts";
 import { Authenticator, type Right } from "./auth.ts";
 import { BodyDeadlines } from "./body.ts";
 import type { FunctionsLimits } from "../runtime/protocol/limits.ts";
@@ -49,6 +50,8 @@ export interface FunctionsOptions {
   ) => void;
   /** Prometheus text: the broker's when it is in this process, and the process's own. */
   metrics?: () => string | Promise<string>;
+  /** Readiness for GET /readyz (a broker still recovering answers 503 there). */
+  readiness?: () => ReadinessInfo;
   /** A replica of a replicated group: its status and metadata routes. */
   ha?: HaApi;
 }
@@ -87,7 +90,10 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
 
   // Open routes first: a route that answers without calling next() is never reached by
   // the API key middleware registered after it.
-  app.route("/", healthRoutes({ api: deps.api, metrics: options.metrics }));
+  app.route(
+    "/",
+    healthRoutes({ api: deps.api, metrics: options.metrics, readiness: options.readiness }),
+  );
   app.route("/", dashboardRoutes());
   if (options.ha) app.route("/", haStatusRoutes(options.ha));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

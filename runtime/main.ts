@@ -15,6 +15,7 @@ import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
+import { Readiness } from "./readiness.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
 
@@ -77,9 +78,12 @@ async function main() {
     bodyText: platform.bodyText,
     openSqlite: platform.openSqlite,
   };
-  // On its own, one Broker for the life of the process; in a replicated group, the HaNode
-  // (started once the HTTP address is known) says which Broker, if any, serves clients.
-  const broker = config.haMode === "none" ? await Broker.open(deps) : undefined;
+  // On its own, one Broker for the life of the process, opened once the port answers (so
+  // /readyz can show recovery progress); in a replicated group, the HaNode (started once
+  // the HTTP address is known) says which Broker, if any, serves clients.
+  const standalone = config.haMode === "none";
+  const readiness = new Readiness();
+  let broker: Broker | undefined;
   let node: HaNode | undefined;
   const started = () => {
     if (!node) {
@@ -91,12 +95,18 @@ async function main() {
   const http = instrumentFetch((request) => app.fetch(request));
   const app = await createApp({
     broker: {
-      get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
+      get: () =>
+        broker
+          ? Promise.resolve(broker)
+          : standalone
+          ? Promise.reject(readiness.refusal())
+          : Promise.resolve().then(() => node!.client()),
       failed: () => {},
     },
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
     log,
+    readiness: () => readiness.info(),
     metrics: async () =>
       (await (broker?.metrics() ?? node?.metrics() ?? "")) +
       [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
@@ -120,6 +130,13 @@ async function main() {
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;
+  if (standalone) {
+    readiness.recovering();
+    process.stdout.write(
+      JSON.stringify({ event: "recovering", url: `http://${address}`, pid: process.pid }) + "\n",
+    );
+    broker = await Broker.open({ ...deps, onRecoveryProgress: (p) => readiness.progress(p) });
+  }
   let kv: KvPort | undefined;
   if (!broker) {
     kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
@@ -136,6 +153,7 @@ async function main() {
   const routes = broker
     ? await startRouteRegistration({ config, address, broker, log, nowMs, openKv: platform.openKv })
     : undefined;
+  readiness.ready();
   log("info", "broker listening", {
     address,
     dataDir: config.dataDir,
@@ -154,6 +172,7 @@ async function main() {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    readiness.stopping();
     log("info", "shutting down", { signal });
     const force = setTimeout(() => {
       log("error", "graceful shutdown took too long; exiting", {

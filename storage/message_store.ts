@@ -12,7 +12,7 @@ import { createStoreCore, type StoreCore } from "./store_core.ts";
 import { closeStore, openStore } from "./store_lifecycle.ts";
 import { putPrepared } from "./put_message.ts";
 import { MessageReader } from "./message_reader.ts";
-import type { RecoveryReport } from "./recovery.ts";
+import type { RecoveryProgress, RecoveryReport } from "./recovery.ts";
 import { Retention } from "./retention.ts";
 import { resumeIfSpace } from "./no_space.ts";
 import { appendReplicated, readCommitLogBytes } from "./ha/replica_apply.ts";
@@ -146,9 +146,12 @@ export class MessageStore {
   }
 
   /** Opens the folder, recovers (printing progress on long scans) and marks the run unclean. */
-  async open(): Promise<RecoveryReport> {
+  async open(
+    options: { onRecoveryProgress?: (p: RecoveryProgress) => void } = {},
+  ): Promise<RecoveryReport> {
     this.#recovery = await openStore(this.#core, {
       abortPath: this.abortPath,
+      onProgress: options.onRecoveryProgress,
       onWritten: (wrote) => {
         for (const listener of this.#writtenListeners) listener(wrote);
       },
