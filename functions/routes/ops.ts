@@ -64,7 +64,7 @@ export function opsRoutes(deps: RouteDeps<BrokerClient>, ha?: HaApi): Routes {
   const app = newRoutes();
   serve(app, listGroups, async (c) => {
     const groups = await api.call((b) => ops(b).listGroups());
-    return c.json({ groups: groups.filter((g) => permits(c, "see", { group: g.group })) });
+    return c.json({ groups: groups.filter((g) => permits(c, "subscribe", { group: g.group })) });
   });
   serve(app, topicStats, async (c) => {
     const { topic } = topicParams.parse(c.req.param());
@@ -73,7 +73,7 @@ export function opsRoutes(deps: RouteDeps<BrokerClient>, ha?: HaApi): Routes {
   });
   serve(app, groupProgress, async (c) => {
     const { group } = groupParams.parse(c.req.param());
-    allow(c, "see", { group });
+    allow(c, "subscribe", { group });
     const progress = await api.call((b) => ops(b).groupProgress(group));
     const topics = progress.topics.filter((t) => permits(c, "see", { topic: t.topic }));
     return c.json({ ...progress, topics });
