@@ -10,6 +10,7 @@ import { createApp } from "./app.ts";
 import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
+import { AdminHttp } from "../cli/admin_http.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -48,6 +49,17 @@ try {
 const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
+/** The SDK client plus the operations views (OpsApi) over the broker's own routes, until
+ * the SDK carries them. */
+const withOps = (client: MqClient, baseUrl: string) => {
+  const ops = new AdminHttp(baseUrl, brokerToken);
+  return Object.assign(client, {
+    listGroups: () => ops.listGroups(),
+    topicStats: (topic: string) => ops.topicStats(topic),
+    groupProgress: (group: string) => ops.groupProgress(group),
+    clusterView: () => ops.clusterView(),
+  });
+};
 const startedMs = Date.now();
 // This process's own figures: the brokers serve theirs on their own ports.
 const http = instrumentFetch((request) => app.fetch(request));
@@ -55,7 +67,7 @@ const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
+      connect: (baseUrl) => withOps(new MqClient({ baseUrl, token: brokerToken }), baseUrl),
       cacheMs: routeCacheMs,
       nowMs,
     },

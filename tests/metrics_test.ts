@@ -69,7 +69,7 @@ Deno.test("the strict parser refuses what Prometheus would", () => {
   assert.throws(() => parseExposition('# HELP g g\n# TYPE g gauge\ng{a="1} 1\n'), /label/);
 });
 
-Deno.test("split-mode functions serve their own HTTP and process figures", async () => {
+Deno.test("split-mode functions serve their own HTTP and process figures, and the operations views", async () => {
   const token = "kv-test-token-0123456789";
   await using kvHost = startChild("deno", "tools/kv_host/main.ts", [
     "--port",
@@ -81,8 +81,19 @@ Deno.test("split-mode functions serve their own HTTP and process figures", async
     "KV host url",
     (v) => typeof v.url === "string",
   );
+  await using broker = await startBroker("deno", {
+    env: { MQ_KV: kvUrl, DENO_KV_ACCESS_TOKEN: token, MQ_ROUTE_HEARTBEAT_MS: "500" },
+  });
   await using functions = await startFunctions("deno", { kvUrl, kvToken: token });
   await fetch(`${functions.url}/healthz`).then((r) => r.body?.cancel());
+  await broker.client.upsertGroup("split-group");
+  const groups = await fetch(`${functions.url}/v1/groups`);
+  assert.equal(groups.status, 200);
+  assert.deepEqual((await groups.json()).groups.map((g: { group: string }) => g.group), [
+    "split-group",
+  ]);
+  const cluster = await fetch(`${functions.url}/v1/cluster`);
+  assert.equal((await cluster.json()).nodes[0].role, "master");
   const families = await scrape(functions.url);
   assert.ok(families.has("process_uptime_seconds"));
   assert.ok(

@@ -47,7 +47,8 @@ const cluster = createRoute({
   responses: { 200: json("Cluster view", ClusterView), ...REFUSALS },
 });
 
-/** The operations API of a resolved broker; split-mode clients lacking it are refused. */
+/** The operations API of a resolved broker; a client lacking it (an SDK client not wrapped
+ * as functions/main.ts wraps it) is refused. */
 function ops(b: BrokerClient): OpsApi {
   const o = b as Partial<OpsApi>;
   if (typeof o.topicStats !== "function") {
