@@ -19,6 +19,8 @@ const FAMILIES: Array<[RegExp, string]> = [
   [/^\/dashboard\b/, "dashboard"],
 ];
 
+const CODE_CLASSES = ["0xx", "1xx", "2xx", "3xx", "4xx", "5xx"];
+
 export function routeFamily(path: string): string {
   for (const [pattern, name] of FAMILIES) if (pattern.test(path)) return name;
   return "other";
@@ -42,17 +44,18 @@ export function instrumentFetch(
   return {
     async fetch(request) {
       const started = nowMs();
-      const path = request.url.slice(request.url.indexOf("/", 8)).split("?")[0];
+      const url = request.url;
+      const query = url.indexOf("?", 8);
+      const path = url.slice(url.indexOf("/", 8), query < 0 ? undefined : query);
       let status = 500;
       try {
         const response = await handler(request);
         status = response.status;
         return response;
       } finally {
-        duration.observe(
-          { family: routeFamily(path), code: `${Math.floor(status / 100)}xx` },
-          (nowMs() - started) / 1000,
-        );
+        const family = routeFamily(path);
+        const code = CODE_CLASSES[Math.floor(status / 100)] ?? "5xx";
+        duration.observe({ family, code }, (nowMs() - started) / 1000, family + code);
       }
     },
     lines: () => duration.lines(),
