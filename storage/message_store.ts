@@ -13,6 +13,7 @@ import { closeStore, openStore } from "./store_lifecycle.ts";
 import { putPrepared } from "./put_message.ts";
 import { MessageReader } from "./message_reader.ts";
 import type { RecoveryProgress, RecoveryReport } from "./recovery.ts";
+import type { DurationCounts } from "./duration_histogram.ts";
 import { Retention } from "./retention.ts";
 import { resumeIfSpace } from "./no_space.ts";
 import { appendReplicated, readCommitLogBytes } from "./ha/replica_apply.ts";
@@ -110,6 +111,11 @@ export class MessageStore {
   /** Start of the newest segment (where a replica that copies only the last file starts). */
   get lastSegmentOffset(): number {
     return this.#core.commitLog.segments.at(-1)?.startOffset ?? this.minPhysicalOffset;
+  }
+
+  /** Durations of the CommitLog's flushes since open. */
+  flushDurations(): DurationCounts {
+    return this.#core.groupCommit.flushTimes.read();
   }
 
   stats(): StoreStats {

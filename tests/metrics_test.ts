@@ -51,6 +51,13 @@ for (const runtime of RUNTIMES) {
     const produceCount = (f: typeof after) =>
       sampleValue(f, "mq_http_request_duration_seconds_count", { family: "produce", code: "2xx" });
     assert.equal(produceCount(after), 3);
+    // ASYNC_FLUSH syncs every 500 ms: wait for one flush to be counted.
+    let flushed = 0;
+    for (let i = 0; i < 50 && flushed === 0; i++) {
+      flushed = sampleValue(await scrape(broker.url), "mq_flush_duration_seconds_count") ?? 0;
+      if (flushed === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(flushed > 0, "no flush counted");
     assert.ok(
       sampleValue(after, "mq_commitlog_max_offset")! >
         sampleValue(before, "mq_commitlog_max_offset")!,

@@ -3,7 +3,7 @@
 // counters. Appended to Observability's store and timer families by Broker.metrics().
 import type { MessageStore } from "../../storage/message_store.ts";
 import type { DeliveryLog } from "../webhook/delivery_log.ts";
-import { family, type Sample } from "../protocol/prom_text.ts";
+import { family, histogram, type Sample } from "../protocol/prom_text.ts";
 import type { OpsViews } from "./ops_views.ts";
 import type { TrafficCounters } from "./traffic.ts";
 
@@ -40,7 +40,15 @@ export async function brokerMetrics(d: BrokerMetricsDeps): Promise<string[]> {
   const webhooks = [...d.deliveries.totals];
   const hook = (f: (t: (typeof webhooks)[number][1]) => number): Sample[] =>
     webhooks.map(([subscription, t]) => [{ subscription }, f(t)]);
+  const flushes = d.store.flushDurations();
   return [
+    ...histogram(
+      "mq_flush_duration_seconds",
+      "Duration of each CommitLog flush (the fdatasyncs of one group commit)",
+      flushes.boundsMs.map((ms) => ms / 1000),
+      flushes.counts,
+      flushes.sumMs / 1000,
+    ),
     ...family(
       "mq_messages_produced_total",
       "counter",

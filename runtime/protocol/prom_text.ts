@@ -54,6 +54,26 @@ export function summary(
   ];
 }
 
+/** A histogram from counts per bound (not cumulative) and their sum, in the family's unit. */
+export function histogram(
+  name: string,
+  help: string,
+  bounds: readonly number[],
+  counts: readonly number[],
+  sum: number,
+): string[] {
+  const out = [`# HELP ${name} ${escapeHelp(help)}`, `# TYPE ${name} histogram`];
+  let cumulative = 0;
+  bounds.forEach((b, i) => {
+    cumulative += counts[i];
+    out.push(`${name}_bucket{le="${num(b)}"} ${cumulative}`);
+  });
+  cumulative += counts[bounds.length];
+  out.push(`${name}_bucket{le="+Inf"} ${cumulative}`, `${name}_sum ${num(sum)}`);
+  out.push(`${name}_count ${cumulative}`);
+  return out;
+}
+
 /** Cumulative bucket counts for a histogram, by label set. */
 export class Histogram {
   readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number }>();
