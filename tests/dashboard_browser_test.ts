@@ -38,11 +38,17 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     await using broker = await startBroker("deno", {
-      env: { MQ_API_KEYS: JSON.stringify([{ key: TOKEN, name: "admin", admin: true }]) },
+      env: {
+        MQ_API_KEYS: JSON.stringify([{ key: TOKEN, name: "admin", admin: true }]),
+        MQ_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
+      },
       token: TOKEN,
     });
     const mq = broker.client;
     await mq.upsertTopic("Orders", { readQueueNums: 1, writeQueueNums: 1 });
+    // A webhook to a closed port: its deliveries fail, and the page shows the failures.
+    await mq.upsertSubscription("hooked", { topic: "Orders", url: "http://127.0.0.1:1/hook" });
+    await mq.createSchedule({ topic: "Orders", cron: "0 0 1 1 *", message: { body: "yearly" } });
     for (let i = 0; i < 5; i++) await mq.produce("Orders", { body: `order ${i}` });
     await mq.upsertGroup("billing");
     await mq.pull("Orders", 0, { offset: 0, max: 2, group: "billing" });
@@ -76,7 +82,7 @@ Deno.test({
 
       await waitText(page, "#ov-produced", (t) => t === "5");
       assert.equal(await textOf(page, "#ov-topics"), "1");
-      assert.equal(await textOf(page, "#ov-groups"), "2");
+      assert.equal(await textOf(page, "#ov-groups"), "3");
       await waitText(page, "#ov-lag", (t) => Number(t) >= 3);
       assert.ok(await page.$("#rates canvas"), "no rate chart drawn");
       await page.screenshot({ path: `${ARTIFACTS}/dashboard-overview.png`, fullPage: true });
@@ -101,6 +107,14 @@ Deno.test({
       await waitText(page, "section[data-dlq=failing] .count", (t) => t === "0");
       assert.equal((await mq.listDlq("failing")).messages.length, 0, "the DLQ is not empty");
       await page.screenshot({ path: `${ARTIFACTS}/dashboard-dlq-after.png`, fullPage: true });
+
+      await page.goto(`${broker.url}/dashboard#/webhooks`);
+      await waitText(page, "main[data-page=webhooks]", (t) => t.includes("127.0.0.1:1/hook"));
+      await page.waitForSelector("main[data-page=webhooks] tr.fail", { timeout: 20_000 });
+      await page.screenshot({ path: `${ARTIFACTS}/dashboard-webhooks.png`, fullPage: true });
+
+      await page.goto(`${broker.url}/dashboard#/scheduled`);
+      await waitText(page, "main[data-page=scheduled] table", (t) => t.includes("0 0 1 1 *"));
 
       await page.goto(`${broker.url}/dashboard#/cluster`);
       await waitText(page, "main[data-page=cluster] table", (t) => t.includes("master"));

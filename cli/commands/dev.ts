@@ -84,7 +84,7 @@ export default defineCommand({
           `edgemq dev broker at ${url}`,
           `  EDGEMQ_URL=${url}`,
           ...(token ? [`  EDGEMQ_TOKEN=${token}`] : []),
-          `  dashboard: ${url}/dashboard`,
+          `  dashboard: ${url}/dashboard${token ? `#token=${token}` : ""}`,
           "",
           "Try:",
           `  curl -X POST${auth} -d 'hello' ${url}/v1/topics/demo/messages`,

@@ -47,7 +47,8 @@ function table(columns, rows, rowClass) {
       el("tr", { class: rowClass ? rowClass(r) : undefined },
         columns.map((c) => {
           const v = c[1](r);
-          return el("td", { class: typeof v === "number" ? "num" : undefined }, v instanceof Node ? v : fmt(v));
+          const cls = typeof v === "number" ? "num" : typeof v === "string" && v.length > 48 ? "wrap" : undefined;
+          return el("td", { class: cls }, v instanceof Node ? v : fmt(v));
         })))));
 }
 
@@ -261,7 +262,10 @@ async function render() {
   document.body.dataset.loaded = String(Date.now());
 }
 
-window.addEventListener("hashchange", render);
+window.addEventListener("hashchange", () => {
+  flash("");
+  render();
+});
 document.getElementById("logout").addEventListener("click", () => {
   sessionStorage.removeItem(KEY);
   state.token = "";

@@ -53,6 +53,7 @@ table { border-collapse: collapse; width: 100%; background: #fff; border: 1px so
 th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 th { background: #f3f4f6; font-weight: 600; font-size: 12px; color: #374151; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.wrap { white-space: normal; word-break: break-word; min-width: 240px; }
 tr.fail td { color: var(--bad); } tr.warn td { color: #b45309; }
 .empty { color: var(--muted); }
 .count { display: inline-block; min-width: 22px; padding: 0 6px; border-radius: 10px; background: #e5e7eb; text-align: center; font-size: 12px; }
