@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { RUNTIMES, startChild } from "./harness/process.ts";
 import { startBroker, startFunctions } from "./harness/broker.ts";
+import { Cluster } from "./harness/cluster.ts";
 import { parseExposition, sampleValue } from "./support/prom_parse.ts";
 
 async function scrape(url: string) {
@@ -106,4 +107,29 @@ Deno.test("split-mode functions serve their own HTTP and process figures, and th
   assert.ok(
     sampleValue(families, "mq_http_request_duration_seconds_count", { family: "probe" })! >= 1,
   );
+});
+
+Deno.test("a replicated group: slaves serve their replication figures, the master its broker's too", async () => {
+  await using cluster = new Cluster("deno", 2, {
+    MQ_LEASE_TTL_MS: "2000",
+    MQ_LEASE_MARGIN_MS: "300",
+    MQ_REPLICATION_MODE: "ASYNC",
+    MQ_HA_HEARTBEAT_MS: "200",
+  });
+  await cluster.startKv();
+  await Promise.all([0, 1].map((i) => cluster.start(i)));
+  const master = await cluster.waitForMaster(1);
+  const slave = 1 - master;
+  const slaveFamilies = await scrape(cluster.replicas[slave].proc!.url);
+  assert.equal(sampleValue(slaveFamilies, "mq_ha_role", { role: "slave" }), 1);
+  assert.ok(slaveFamilies.has("mq_ha_replica_lag_bytes"));
+  assert.ok(!slaveFamilies.has("mq_messages_produced_total"), "a slave has no broker figures");
+  const masterFamilies = await scrape(cluster.replicas[master].proc!.url);
+  assert.equal(sampleValue(masterFamilies, "mq_ha_role", { role: "master" }), 1);
+  assert.ok(masterFamilies.has("mq_store_bytes"));
+  const view = await fetch(`${cluster.replicas[master].proc!.url}/v1/cluster`).then((r) =>
+    r.json()
+  );
+  assert.equal(view.mode, "replicated");
+  assert.deepEqual(view.nodes.map((n: { role: string }) => n.role).sort(), ["master", "slave"]);
 });
