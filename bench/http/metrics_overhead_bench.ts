@@ -18,9 +18,9 @@ async function usPerCall(f: (r: Request) => Response | Promise<Response>): Promi
 }
 
 // Warm both paths first, then measure.
-await usPerCall(async (r) => handler(r));
+await usPerCall((r) => Promise.resolve(handler(r)));
 await usPerCall(instrumented.fetch);
-const base = await usPerCall(async (r) => handler(r));
+const base = await usPerCall((r) => Promise.resolve(handler(r)));
 const withHistogram = await usPerCall(instrumented.fetch);
 console.log(JSON.stringify({
   bench: "http_metrics_overhead",
