@@ -3,9 +3,10 @@
 // refusal as one problem+json, and serves the OpenAPI document built from the routes'
 // schemas. Each family is given the narrowest core interface it needs, found per request:
 // the broker in this process (embedded) or one found in the KV route table (split, Deploy).
-import type { BrokerClient, BrokerResolver } from "../runtime/protocol/core_api.ts";
+import type { BrokerClient, BrokerResolver, QstashApi } from "../runtime/protocol/core_api.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { cors } from "hono/cors";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { HaApi } from "../runtime/protocol/ha_api.ts";
 import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
@@ -36,6 +37,7 @@ import { scheduledRoutes } from "./routes/scheduled.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { topicRoutes } from "./routes/topics.ts";
+import { qstashApp } from "./qstash/app.ts";
 
 export type { FunctionsLimits } from "../runtime/protocol/limits.ts";
 
@@ -54,7 +56,14 @@ export interface FunctionsOptions {
   readiness?: () => ReadinessInfo;
   /** A replica of a replicated group: its status and metadata routes. */
   ha?: HaApi;
+  /** The broker's QStash calls: set when it is in this process; /v2 is then served. */
+  qstash?: QstashApi;
+  /** Origins whose browser pages may call the API (corsOrigins; "*": any). None: no CORS. */
+  corsOrigins?: string[];
 }
+
+/** How long a browser may cache a preflight answer, s. */
+const CORS_MAX_AGE_SEC = 600;
 
 const API_INFO = {
   title: "edgemq",
@@ -88,6 +97,21 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
     )
   );
 
+  // CORS before everything, so preflights are answered without an API key. Never with
+  // credentials: a page presents its API key in Authorization, which CORS does not count.
+  const origins = options.corsOrigins ?? [];
+  if (origins.length > 0) {
+    app.use(
+      "*",
+      cors({
+        origin: origins.includes("*") ? "*" : origins,
+        credentials: false,
+        exposeHeaders: ["retry-after"],
+        maxAge: CORS_MAX_AGE_SEC,
+      }),
+    );
+  }
+
   // Open routes first: a route that answers without calling next() is never reached by
   // the API key middleware registered after it.
   app.route(
@@ -108,11 +132,15 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   // middleware: a route with no middleware is called directly by Hono, without compose's
   // closures and promise per request.
   if (!auth.open) {
-    app.use("/v1/*", async (c, next) => {
-      c.set("principal", await auth.authenticate(c.req.header("authorization")));
-      await next();
-    });
+    for (const path of ["/v1/*", "/v2/*"]) {
+      app.use(path, async (c, next) => {
+        c.set("principal", await auth.authenticate(c.req.header("authorization")));
+        await next();
+      });
+    }
   }
+  // The QStash-compatible API (docs/qstash.md): the same keys, the same rights.
+  if (options.qstash) app.route("/v2", qstashApp({ ...deps, qstash: options.qstash }, options.log));
 
   app.route("/", produceRoutes(deps));
   app.route("/", pullRoutes(deps));

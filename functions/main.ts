@@ -9,8 +9,9 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { MqClient } from "../client/mod.ts";
+import { BrokerError as SdkError, MqClient } from "../client/mod.ts";
 import { AdminHttp } from "../cli/admin_http.ts";
+import { BrokerError } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -53,11 +54,16 @@ const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
  * the SDK carries them. */
 const withOps = (client: MqClient, baseUrl: string) => {
   const ops = new AdminHttp(baseUrl, brokerToken);
+  // The broker's own BrokerError class, as mapError gives the SDK's calls.
+  const mapped = <T>(p: Promise<T>) =>
+    p.catch((e) => {
+      throw e instanceof SdkError ? BrokerError.fromProblem(e.toProblem(), e.status) : e;
+    });
   return Object.assign(client, {
-    listGroups: () => ops.listGroups(),
-    topicStats: (topic: string) => ops.topicStats(topic),
-    groupProgress: (group: string) => ops.groupProgress(group),
-    clusterView: () => ops.clusterView(),
+    listGroups: () => mapped(ops.listGroups()),
+    topicStats: (topic: string) => mapped(ops.topicStats(topic)),
+    groupProgress: (group: string) => mapped(ops.groupProgress(group)),
+    clusterView: () => mapped(ops.clusterView()),
   });
 };
 const startedMs = Date.now();
@@ -67,13 +73,25 @@ const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
-      connect: (baseUrl) => withOps(new MqClient({ baseUrl, token: brokerToken }), baseUrl),
+      connect: (baseUrl) =>
+        withOps(
+          new MqClient({
+            baseUrl,
+            token: brokerToken,
+            // The resolver fails over to another broker itself; the app renders the broker's
+            // own BrokerError class.
+            retries: 0,
+            mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
+          }),
+          baseUrl,
+        ),
       cacheMs: routeCacheMs,
       nowMs,
     },
   ),
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
   limits,
+  corsOrigins: settings.corsOrigins,
   log,
   metrics: () =>
     [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]

@@ -2,7 +2,7 @@
 // factory that builds every part first (runtime/core/compose.ts). It implements the core
 // API (ProducerApi, ConsumerApi, AdminApi) by handing each call to the module that owns
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
-import type { BrokerClient, OpsApi } from "./protocol/core_api.ts";
+import type { BrokerClient, OpsApi, QstashApi, RecordApi } from "./protocol/core_api.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -24,11 +24,17 @@ import { OpsViews } from "./core/ops_views.ts";
 import { countTraffic } from "./core/traffic_api.ts";
 import { brokerMetrics, type PopCounters } from "./core/broker_metrics.ts";
 import { TrafficCounters } from "./core/traffic.ts";
+import { RecordsApi } from "./core/records_api.ts";
+import { QstashDeadLetters } from "./core/qstash_dlq.ts";
+import { qstashApi } from "./core/qstash_api.ts";
+import { LOOPBACK } from "./core/store_host.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
-export class Broker implements BrokerClient, OpsApi {
+export class Broker implements BrokerClient, RecordApi, OpsApi {
+  /** The QStash front end's calls (functions/qstash/). */
+  readonly qstash: QstashApi;
   readonly config: BrokerConfig;
   readonly store: MessageStore;
   readonly holds: PullHoldService;
@@ -100,6 +106,18 @@ export class Broker implements BrokerClient, OpsApi {
       settings: config,
       bodyText: deps.bodyText,
     });
+    this.qstash = qstashApi(
+      parts.qstash,
+      new QstashDeadLetters({
+        store,
+        files: deps.files,
+        dataDir: config.dataDir,
+        storeHost: { ...LOOPBACK, port: config.port },
+        listDlq: (g, o) => dlq.listDlq(g, o),
+        pageMax: config.pullMsgNumsMax,
+      }),
+      (id) => parts.cron.message(id),
+    );
     const scheduling = new Scheduling({
       timers: parts.timers,
       cron: parts.cron,
@@ -120,7 +138,21 @@ export class Broker implements BrokerClient, OpsApi {
       settings: config,
       nowMs,
     });
-    const api: BrokerClient = {
+    const records = new RecordsApi({
+      store,
+      topics,
+      groups,
+      storeHost: { ...LOOPBACK, port: config.port },
+      queryMessageNumsMax: config.queryMessageNumsMax,
+    });
+    const api: BrokerClient & RecordApi = {
+      pullRecords: (t, q, r, s) => this.#puller.pullRecords(t, q, r, s),
+      queueRange: (t, q) => records.queueRange(t, q),
+      offsetByTime: (t, q, ts) => records.offsetByTime(t, q, ts),
+      recordAt: (o) => records.recordAt(o),
+      findRecords: (t, q) => records.findRecords(t, q),
+      sendBack: (g, r) => records.sendBack(g, r),
+      groupMembers: (g) => Promise.resolve(members.members(g)),
       produce: (t, m) => producer.produce(t, m),
       produceBatch: (t, ms) => producer.produceBatch(t, ms),
       cancelScheduled: (t, id) => scheduling.cancelScheduled(t, id),
@@ -244,4 +276,4 @@ export class Broker implements BrokerClient, OpsApi {
   }
 }
 
-export interface Broker extends BrokerClient, OpsApi {}
+export interface Broker extends BrokerClient, RecordApi, OpsApi {}

@@ -33,6 +33,7 @@ import { GroupRegistry } from "./group_registry.ts";
 import { Producer } from "./producer.ts";
 import type { ReplicationGate } from "./replication_gate.ts";
 import { LOOPBACK } from "./store_host.ts";
+import { QstashCore } from "./qstash.ts";
 
 export interface BrokerDeps {
   /** A store already open and started (a slave's, promoted): used as is. Default: the
@@ -75,6 +76,7 @@ export interface BrokerParts {
   egress: WebhookEgress;
   subscriptions: SubscriptionRepo;
   webhooks: WebhookService;
+  qstash: QstashCore;
 }
 
 export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
@@ -190,7 +192,25 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   pop.arriving(); // CKs that fired while the broker was down
   const egress = createEgress(config, log);
   const subscriptions = new SubscriptionRepo(metadataHandle.db);
+  const qstash = new QstashCore({
+    files,
+    dataDir: config.dataDir,
+    settings: {
+      ...config,
+      retriesDefault: config.qstashRetriesDefault,
+      retriesMax: config.qstashRetriesMax,
+      retryBackoffMs: config.qstashRetryBackoffMs.map(Number),
+      concurrency: config.qstashConcurrency,
+      timeoutMsMax: config.webhookTimeoutMsMax,
+    },
+    checkUrl: (url) => egress.checkUrl(url),
+    produce: (topic, message) => producer.produce(topic, message),
+    nowMs,
+    log,
+  });
+  await qstash.start();
   const webhooks = new WebhookService({
+    qstash,
     store,
     offsets: offsetPort,
     transport: egress.transport,
@@ -235,6 +255,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     egress,
     subscriptions,
     webhooks,
+    qstash,
   };
 }
 

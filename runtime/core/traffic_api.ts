@@ -7,11 +7,11 @@ import { bodyBytes, type TrafficCounters } from "./traffic.ts";
 
 /** `api` with produce, produceBatch, pull and receive counted into `traffic`, and POP's
  * receive, ack and nack into `pop`. */
-export function countTraffic(
-  api: BrokerClient,
+export function countTraffic<Api extends BrokerClient>(
+  api: Api,
   traffic: TrafficCounters,
   pop: PopCounters,
-): BrokerClient {
+): Api {
   const consumed = (messages: readonly WireMessage[]) => {
     for (const m of messages) traffic.consumed(m.topic, 1, bodyBytes(m.body, m.bodyEncoding));
   };
