@@ -35,6 +35,7 @@ import type {
   TopicUpsert,
   WireMessage,
 } from "./types.ts";
+import type { ClusterView, GroupProgress, TopicStats } from "./ops_types.ts";
 import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
@@ -68,6 +69,9 @@ export interface ConsumerApi {
     receiptHandle: string,
     invisibleMs: number,
   ): Promise<{ invisibleUntil: number }>;
+  /** Sends a received message to %DLQ%{group} at once and acks it (RocketMQ 5's
+   * ForwardMessageToDeadLetterQueue). Optional: the HTTP client (split mode) lacks it. */
+  deadLetter?(group: string, receiptHandle: string): Promise<void>;
   commitOffset(
     group: string,
     topic: string,
@@ -119,6 +123,15 @@ export interface AdminApi {
   getMessageById(messageId: string, topic?: string): Promise<WireMessage>;
   findMessages(topic: string, query: FindQuery): Promise<WireMessage[]>;
   health(): Promise<HealthInfo>;
+}
+
+/** Operations views for the admin CLI and the dashboard. The in-process core implements
+ * them; the HTTP client reaches them through their routes (GET /v1/groups, …). */
+export interface OpsApi {
+  listGroups(): Promise<GroupView[]>;
+  topicStats(topic: string): Promise<TopicStats>;
+  groupProgress(group: string): Promise<GroupProgress>;
+  clusterView(): Promise<ClusterView>;
 }
 
 /** All three: what the in-process core and the HTTP client implement, and what the
