@@ -33,6 +33,7 @@ import { scheduledRoutes } from "./routes/scheduled.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { topicRoutes } from "./routes/topics.ts";
+import { transactionRoutes } from "./routes/transactions.ts";
 
 export type { FunctionsLimits } from "../runtime/protocol/limits.ts";
 
@@ -117,6 +118,7 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   app.route("/", scheduledRoutes(deps));
   app.route("/", scheduleRoutes(deps));
   app.route("/", subscriptionRoutes(deps));
+  app.route("/", transactionRoutes(deps));
   if (options.ha) app.route("/", haSnapshotRoutes(options.ha, deps));
   return app;
 }

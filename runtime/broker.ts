@@ -2,7 +2,7 @@
 // factory that builds every part first (runtime/core/compose.ts). It implements the core
 // API (ProducerApi, ConsumerApi, AdminApi) by handing each call to the module that owns
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
-import type { BrokerClient } from "./protocol/core_api.ts";
+import type { BrokerClient, TransactionApi, TransactionCheckHost } from "./protocol/core_api.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -156,6 +156,18 @@ export class Broker implements BrokerClient {
       health: () => this.#observability.health(),
     };
     Object.assign(this, api);
+    const tx = parts.transactions;
+    const transactions: TransactionApi & TransactionCheckHost = {
+      beginTransaction: (t, m, g) => tx.beginTransaction(t, m, g),
+      endTransaction: (id, d, o) => tx.endTransaction(id, d, o),
+      getTransaction: (id) => tx.getTransaction(id),
+      setTransactionCheck: (g, i) => tx.setTransactionCheck(g, i),
+      getTransactionCheck: (g) => tx.getTransactionCheck(g),
+      deleteTransactionCheck: (g) => tx.deleteTransactionCheck(g),
+      pollTransactionChecks: (g, o, s) => tx.pollTransactionChecks(g, o, s),
+      registerTransactionCheckChannel: (g, c) => tx.registerTransactionCheckChannel(g, c),
+    };
+    Object.assign(this, transactions);
     // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
     this.#expireTimer = setInterval(
       () => parts.membership.expire(nowMs()),
@@ -210,4 +222,4 @@ export class Broker implements BrokerClient {
   }
 }
 
-export interface Broker extends BrokerClient {}
+export interface Broker extends BrokerClient, TransactionApi, TransactionCheckHost {}

@@ -9,6 +9,7 @@ import { TIME_SETTINGS } from "./time_settings.ts";
 import { WEBHOOK_SETTINGS } from "./webhook_settings.ts";
 import { EGRESS_SETTINGS } from "./egress_settings.ts";
 import { HA_SETTINGS } from "./ha_settings.ts";
+import { TRANSACTION_SETTINGS } from "./transaction_settings.ts";
 
 /** The broker's settings by area, in the order --help and the docs list them. */
 export const SETTING_AREAS = [
@@ -19,6 +20,7 @@ export const SETTING_AREAS = [
   { title: "Webhook push", rows: WEBHOOK_SETTINGS },
   { title: "Webhook delivery: read-ahead, HTTP client, DNS", rows: EGRESS_SETTINGS },
   { title: "Replication", rows: HA_SETTINGS },
+  { title: "Transactional messages", rows: TRANSACTION_SETTINGS },
 ] as const;
 
 /** Every setting a user can change. */

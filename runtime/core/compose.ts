@@ -10,7 +10,13 @@ import {
 import type { BodyText } from "../platform/platform.ts";
 import { MetadataStore } from "../../storage/metadata/metadata_store.ts";
 import { ConsumerOffsetStore } from "../../storage/metadata/offset_store.ts";
-import { REVIVE_TOPIC, SCHEDULE_TOPIC, TIMER_TOPIC } from "../../storage/message/message_const.ts";
+import {
+  REVIVE_TOPIC,
+  SCHEDULE_TOPIC,
+  TIMER_TOPIC,
+  TRANS_HALF_TOPIC,
+  TRANS_OP_TOPIC,
+} from "../../storage/message/message_const.ts";
 import type { BrokerConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { ProduceResult } from "../protocol/types.ts";
@@ -32,6 +38,7 @@ import { GroupRegistry } from "./group_registry.ts";
 import { Producer } from "./producer.ts";
 import type { ReplicationGate } from "./replication_gate.ts";
 import { LOOPBACK } from "./store_host.ts";
+import { createTransactionService, type TransactionService } from "./transaction_service.ts";
 
 export interface BrokerDeps {
   /** A store already open and started (a slave's, promoted): used as is. Default: the
@@ -72,6 +79,7 @@ export interface BrokerParts {
   egress: WebhookEgress;
   subscriptions: SubscriptionRepo;
   webhooks: WebhookService;
+  transactions: TransactionService;
 }
 
 export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
@@ -209,6 +217,22 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   });
   arrivals.registerClientTopics((topic, queueId) => webhooks.arriving(topic, queueId));
   webhooks.start(await subscriptions.load());
+  const transactions = createTransactionService({
+    store,
+    producer,
+    ids,
+    offsets: offsetPort,
+    egress,
+    config,
+    files,
+    bodyText: deps.bodyText,
+    nowMs,
+    log,
+  });
+  // Half and op records are the check service's own: no long poll or webhook hears them.
+  arrivals.registerSystemTopic(TRANS_HALF_TOPIC, () => {});
+  arrivals.registerSystemTopic(TRANS_OP_TOPIC, () => {});
+  transactions.start();
   const membership = new ConsumerMembership({
     nowMs,
     memberTimeoutMs: config.consumerTimeoutMs,
@@ -232,6 +256,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     egress,
     subscriptions,
     webhooks,
+    transactions,
   };
 }
 
@@ -256,6 +281,7 @@ export async function closeParts(p: BrokerParts, log: Logger): Promise<void> {
   const step = async (what: string, f: () => Promise<unknown>) => {
     await f().catch((err) => log("error", `${what} failed`, { err: String(err) }));
   };
+  await step("stopping transaction checks", () => p.transactions.stop());
   await step("stopping webhook deliveries", () => p.webhooks.close());
   await step("closing webhook connections", () => p.egress.close());
   await step("stopping timers", () => p.timers.stop());
