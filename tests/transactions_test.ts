@@ -24,7 +24,7 @@ const ENV = {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function readTopic(mq: MqClient, topic = TOPIC): Promise<WireMessage[]> {
+async function readTopic(mq: MqClient, topic = TOPIC): Promise<WireMessage[]> {
   const out: WireMessage[] = [];
   for (let q = 0; q < QUEUES; q++) {
     const got = await mq.pull(topic, q, { offset: 0, max: 1000 });
