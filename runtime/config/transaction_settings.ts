@@ -46,6 +46,13 @@ export const TRANSACTION_SETTINGS = [
     doc:
       "Recent decisions kept in memory for repeated commits and state queries; older ones are read from the op topic through the index.",
   }),
+  intSetting("transactionHalfCacheBytesMax", "MQ_TRANSACTION_HALF_CACHE_BYTES_MAX", {
+    unit: "bytes",
+    default: 64 * 1024 * 1024,
+    defaultText: "67108864 (64 MiB)",
+    doc:
+      "Bodies of undecided transactions kept in memory, so a commit does not read its half message back from the CommitLog; past it, commits read it.",
+  }),
   choiceSetting(
     "transactionFault",
     "MQ_TRANSACTION_FAULT",

@@ -35,6 +35,12 @@ import { LOOPBACK } from "./store_host.ts";
 
 export type OpDecision = "COMMIT" | "ROLLBACK" | "DISCARD";
 
+/** What a commit needs of the half record: read from the log, or kept from begin. */
+export type HalfCopy = Pick<
+  MessageRecord,
+  "body" | "properties" | "bornTimestamp" | "physicalOffset"
+>;
+
 /** An undecided transaction as the check service tracks it; `halfOffset` and
  * `commitLogOffset` name its newest half record. */
 export interface PendingTx {
@@ -52,6 +58,8 @@ export interface PendingTx {
   verified: boolean;
   checking: boolean;
   deciding?: Promise<TransactionView>;
+  /** The half record as begin stored it, while transactionHalfCacheBytesMax allows. */
+  half?: HalfCopy;
 }
 
 const EVERYTHING = { beginTimestamp: 0, endTimestamp: Number.MAX_SAFE_INTEGER };
@@ -84,7 +92,7 @@ export function halfProperties(
 
 /** The committed message: the half record in its real queue, REAL_* and TRAN_MSG removed,
  * born time kept, preparedTransactionOffset = the half record (EndTransactionProcessor). */
-export function commitInput(half: MessageRecord, tx: PendingTx) {
+export function commitInput(half: HalfCopy, tx: PendingTx) {
   const properties = new Map(half.properties);
   for (
     const k of [
@@ -126,7 +134,6 @@ export function opInput(tx: PendingTx, decision: OpDecision, nowMs: number) {
   const properties = new Map<string, string>([
     [PROPERTY_TAGS, "d"],
     [PROPERTY_UNIQ_KEY, tx.transactionId],
-    [PROPERTY_TRANSACTION_ID, tx.transactionId],
     [PROPERTY_TRANSACTION_OP, decision],
     [PROPERTY_TRANSACTION_CHECK_TIMES, String(tx.checks)],
     [PROPERTY_PRODUCER_GROUP, tx.producerGroup],
@@ -178,7 +185,7 @@ const STATE_OF_OP: Record<string, TransactionState> = {
 /** The decided view an op record tells. */
 export function viewFromOp(op: MessageRecord): TransactionView {
   const p = op.properties;
-  const id = p.get(PROPERTY_TRANSACTION_ID) ?? "";
+  const id = p.get(PROPERTY_UNIQ_KEY) ?? "";
   return {
     transactionId: id,
     messageId: id,

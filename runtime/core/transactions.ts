@@ -43,6 +43,7 @@ export interface TransactionSettings {
   transactionTimeoutMs: number;
   transactionCheckIntervalMs: number;
   transactionDecisionsCachedMax: number;
+  transactionHalfCacheBytesMax: number;
   transactionFault: "none" | "kill-after-commit-put";
 }
 
@@ -70,10 +71,14 @@ export class Transactions {
   readonly #d: TransactionDeps;
   /** Undecided transactions by id, in the order they became due (roughly). */
   readonly pending = new Map<string, PendingTx>();
-  readonly #decided = new Map<string, TransactionView>();
+  // Recent decisions in two generations: when the newer holds half the bound, it becomes the
+  // older and the oldest go. O(1) per decision (an LRU's delete-first is not, on JSC).
+  #decided = new Map<string, TransactionView>();
+  #decidedOlder = new Map<string, TransactionView>();
   /** Half-queue offsets below which a put in flight cannot land, by put. */
   readonly #putFloors = new Map<number, number>();
   #putSeq = 0;
+  #halfCacheBytes = 0;
 
   constructor(deps: TransactionDeps) {
     this.#d = deps;
@@ -151,6 +156,9 @@ export class Transactions {
       bornTimestamp: nowMs(),
       bornHost: LOOPBACK,
     }, (put) => {
+      const cache = this.#halfCacheBytes + message.body.length <=
+        this.#d.settings.transactionHalfCacheBytesMax;
+      if (cache) this.#halfCacheBytes += message.body.length;
       this.pending.set(transactionId, {
         transactionId,
         topic: config.name,
@@ -163,6 +171,14 @@ export class Transactions {
         dueAt: put.storeTimestamp + this.#d.settings.transactionTimeoutMs,
         verified: true,
         checking: false,
+        half: cache
+          ? {
+            body: message.body,
+            properties,
+            bornTimestamp: put.storeTimestamp,
+            physicalOffset: put.commitLogOffset,
+          }
+          : undefined,
       });
     });
     return {
@@ -238,12 +254,23 @@ export class Transactions {
     if (tx.deciding !== undefined) return tx.deciding;
     const run = async (): Promise<TransactionView> => {
       const { producer, nowMs } = this.#d;
+      let op: Promise<{ storeTimestamp: number }>;
       if (decision === "COMMIT" && !options.alreadyPut) {
-        await producer.putInternal(commitInput(this.halfRecord(tx), tx));
-        if (this.#d.settings.transactionFault === "kill-after-commit-put") this.#d.crash();
-      }
-      const op = await producer.putInternal(opInput(tx, decision, nowMs()));
+        const real = producer.putInternal(commitInput(tx.half ?? this.halfRecord(tx), tx));
+        if (this.#d.settings.transactionFault === "kill-after-commit-put") {
+          await real;
+          this.#d.crash();
+        }
+        // Appended in the same tick, right after the real message: one write. The log
+        // keeps a prefix after a crash, so the op never survives without the message; the
+        // message without its op is what verify() completes (and the fault above makes).
+        op = producer.putInternal(opInput(tx, decision, nowMs()));
+        await real;
+      } else op = producer.putInternal(opInput(tx, decision, nowMs()));
+      const { storeTimestamp } = await op;
       this.pending.delete(tx.transactionId);
+      if (tx.half !== undefined) this.#halfCacheBytes -= tx.half.body.length;
+      tx.half = undefined;
       this.#d.onDecided(tx);
       return this.#remember({
         ...pendingView(tx),
@@ -252,7 +279,7 @@ export class Transactions {
           : decision === "ROLLBACK"
           ? "ROLLED_BACK"
           : "DISCARDED",
-        decidedAt: op.storeTimestamp,
+        decidedAt: storeTimestamp,
       });
     };
     tx.deciding = run();
@@ -314,17 +341,17 @@ export class Transactions {
   }
 
   #known(transactionId: string): TransactionView | undefined {
-    const cached = this.#decided.get(transactionId);
+    const cached = this.#decided.get(transactionId) ?? this.#decidedOlder.get(transactionId);
     if (cached !== undefined) return cached;
     const op = findOp(this.#d.store, transactionId);
     return op === undefined ? undefined : this.#remember(viewFromOp(op));
   }
 
   #remember(view: TransactionView): TransactionView {
-    this.#decided.delete(view.transactionId);
     this.#decided.set(view.transactionId, view);
-    if (this.#decided.size > this.#d.settings.transactionDecisionsCachedMax) {
-      this.#decided.delete(this.#decided.keys().next().value!);
+    if (this.#decided.size >= Math.max(1, this.#d.settings.transactionDecisionsCachedMax / 2)) {
+      this.#decidedOlder = this.#decided;
+      this.#decided = new Map();
     }
     return view;
   }
