@@ -243,3 +243,18 @@ export async function runTransactionChecks(
     }));
   }
 }
+
+/** `client` (an MqClient) with the transaction calls of `tx` too: what split-mode functions
+ * connect to a broker with, so the transaction routes work through them. */
+export function withTransactions<C extends object>(
+  client: C,
+  tx: TransactionClient,
+): C & TransactionApi {
+  return new Proxy(client, {
+    get(target, prop) {
+      const source: object = !(prop in target) && prop in tx ? tx : target;
+      const value = Reflect.get(source, prop, source);
+      return typeof value === "function" ? value.bind(source) : value;
+    },
+  }) as C & TransactionApi;
+}

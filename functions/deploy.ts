@@ -9,6 +9,7 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
+import { TransactionClient, withTransactions } from "../client/transactions.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -40,7 +41,13 @@ const app = await createApp({
       brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address),
     },
     {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: env("MQ_BROKER_TOKEN") || undefined }),
+      connect: (baseUrl) => {
+        const token = env("MQ_BROKER_TOKEN") || undefined;
+        return withTransactions(
+          new MqClient({ baseUrl, token }),
+          new TransactionClient({ baseUrl, token }),
+        );
+      },
       cacheMs: routeCacheMs,
       nowMs,
     },

@@ -9,6 +9,7 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
+import { TransactionClient, withTransactions } from "../client/transactions.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -51,7 +52,11 @@ const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
+      connect: (baseUrl) =>
+        withTransactions(
+          new MqClient({ baseUrl, token: brokerToken }),
+          new TransactionClient({ baseUrl, token: brokerToken }),
+        ),
       cacheMs: routeCacheMs,
       nowMs,
     },

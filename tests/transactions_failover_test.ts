@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { MqClient } from "../client/mod.ts";
 import { runTransactionChecks, TransactionClient } from "../client/transactions.ts";
-import { Cluster } from "./harness/cluster.ts";
+import { startFunctions } from "./harness/broker.ts";
+import { Cluster, KV_TOKEN } from "./harness/cluster.ts";
 import { RUNTIMES } from "./harness/process.ts";
 import type { WireMessage } from "../runtime/protocol/types.ts";
 
@@ -44,8 +45,14 @@ for (const runtime of RUNTIMES) {
     const mq = new MqClient({ baseUrl: url });
     const tx = new TransactionClient({ baseUrl: url });
     await mq.upsertTopic(TOPIC, { readQueueNums: 4, writeQueueNums: 4 });
-    const decided = await tx.beginTransaction(TOPIC, { body: "decided" }, "shop");
-    await tx.commit(decided.transactionId);
+    // Functions in front of the group (split mode): they follow the master after the kill.
+    await using functions = await startFunctions(runtime, {
+      kvUrl: cluster.kvUrl,
+      kvToken: KV_TOKEN,
+    });
+    const viaFunctions = new TransactionClient({ baseUrl: functions.url });
+    const decided = await viaFunctions.beginTransaction(TOPIC, { body: "decided" }, "shop");
+    await viaFunctions.commit(decided.transactionId);
     const orphan = await tx.beginTransaction(TOPIC, { body: "orphan" }, "shop");
     // Checked at least twice on the first master (nobody answers yet).
     let before = 0;
@@ -60,7 +67,8 @@ for (const runtime of RUNTIMES) {
     const url2 = cluster.replicas[next].proc!.url;
     const tx2 = new TransactionClient({ baseUrl: url2 });
     const stop = new AbortController();
-    const loop = runTransactionChecks(tx2, "shop", () => "COMMIT", {
+    // The producer long-polls through the functions, which find the new master.
+    const loop = runTransactionChecks(viaFunctions, "shop", () => "COMMIT", {
       signal: stop.signal,
       waitMs: 1000,
     });
@@ -74,7 +82,7 @@ for (const runtime of RUNTIMES) {
     stop.abort();
     await loop;
     assert.ok(view.checks > before, `check count restarted: ${view.checks} <= ${before}`);
-    assert.equal((await tx2.getTransaction(decided.transactionId)).state, "COMMITTED");
+    assert.equal((await viaFunctions.getTransaction(decided.transactionId)).state, "COMMITTED");
     const bodies = (await readTopic(new MqClient({ baseUrl: url2 }))).map((m) => m.body).sort();
     assert.deepEqual(bodies, ["decided", "orphan"]);
   });
