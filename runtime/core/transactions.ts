@@ -139,7 +139,8 @@ export class Transactions {
       );
     }
     const { producer, ids, nowMs } = this.#d;
-    const config = await producer.writableTopic(topic);
+    const writable = producer.writableTopic(topic);
+    const config = writable instanceof Promise ? await writable : writable;
     producer.checkMessage(message);
     const queueId = producer.selectQueue(config, message);
     const transactionId = ids.next();
@@ -203,6 +204,10 @@ export class Transactions {
       throw new BrokerError("INVALID_PARAMETER", "A decision is COMMIT or ROLLBACK");
     }
     const tx = this.pending.get(transactionId);
+    // The common case, a producer deciding its own fresh transaction, awaits one promise.
+    if (tx !== undefined && tx.verified && tx.deciding === undefined) {
+      return this.decide(tx, decision).then((v) => sameOrConflict(v, decision));
+    }
     const known = tx === undefined ? this.#known(transactionId) : await this.verify(tx);
     if (known !== undefined) return sameOrConflict(known, decision);
     if (tx === undefined) {
