@@ -3,6 +3,7 @@
 // POST /v1/transactions/{id}/commit|rollback (no answer means UNKNOWN). One bounded queue
 // per group; a poll takes what is queued or waits for the next check, its wait, or its
 // client going away.
+import { BrokerError } from "../protocol/errors.ts";
 import type { TransactionCheck } from "../protocol/transaction_types.ts";
 
 interface Waiter {
@@ -14,10 +15,15 @@ export class TransactionPollQueues {
   readonly #queued = new Map<string, Map<string, TransactionCheck>>();
   readonly #waiters = new Map<string, Set<Waiter>>();
   readonly #queuedMax: number;
+  readonly #waitingMax: number;
+  #waiting = 0;
   #closed = false;
 
-  constructor(options: { queuedMax: number }) {
+  /** queuedMax: checks kept per group (transactionChecksQueuedMax); waitingMax: polls held
+   * at once, all groups (heldPullsMax, shared in spirit with pulls). */
+  constructor(options: { queuedMax: number; waitingMax: number }) {
     this.#queuedMax = options.queuedMax;
+    this.#waitingMax = options.waitingMax;
   }
 
   /** Queues `check` for the group's pollers; a newer check of one transaction replaces
@@ -26,9 +32,7 @@ export class TransactionPollQueues {
     const group = check.producerGroup;
     const waiters = this.#waiters.get(group);
     if (waiters !== undefined && waiters.size > 0) {
-      const w = waiters.values().next().value!;
-      waiters.delete(w);
-      w.resolve([check]);
+      waiters.values().next().value!.resolve([check]); // its done() removes it
       return;
     }
     let q = this.#queued.get(group);
@@ -48,13 +52,23 @@ export class TransactionPollQueues {
     if ((q !== undefined && q.size > 0) || waitMs <= 0 || this.#closed || signal?.aborted) {
       return Promise.resolve(this.#take(group, max));
     }
+    if (this.#waiting >= this.#waitingMax) {
+      return Promise.reject(
+        new BrokerError(
+          "TOO_MANY_WAITING",
+          `Cannot hold another check poll: ${this.#waiting} wait already (heldPullsMax)`,
+        ),
+      );
+    }
+    this.#waiting++;
     return new Promise<TransactionCheck[]>((resolve) => {
       let waiters = this.#waiters.get(group);
       if (waiters === undefined) this.#waiters.set(group, waiters = new Set());
       const done = (checks: TransactionCheck[]) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        waiters!.delete(w);
+        if (waiters!.delete(w)) this.#waiting--;
+        if (waiters!.size === 0) this.#waiters.delete(group);
         resolve(checks);
       };
       const w: Waiter = { max, resolve: done };

@@ -45,7 +45,10 @@ export type TransactionService = TransactionApi & TransactionCheckHost & {
 
 export function createTransactionService(d: TransactionServiceDeps): TransactionService {
   const { config } = d;
-  const polls = new TransactionPollQueues({ queuedMax: config.transactionChecksQueuedMax });
+  const polls = new TransactionPollQueues({
+    queuedMax: config.transactionChecksQueuedMax,
+    waitingMax: config.heldPullsMax,
+  });
   const transactions = new Transactions({
     store: d.store,
     producer: d.producer,

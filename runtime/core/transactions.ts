@@ -18,7 +18,7 @@ import type {
 } from "../protocol/transaction_types.ts";
 import type { BodyText } from "../platform/platform.ts";
 import type { Logger } from "../log.ts";
-import { MESSAGE_ID_PATTERN, type MessageIdGenerator } from "../message_id.ts";
+import type { MessageIdGenerator } from "../message_id.ts";
 import { toWireMessage } from "../wire.ts";
 import type { Producer } from "./producer.ts";
 import {
@@ -35,6 +35,7 @@ import {
   viewFromOp,
 } from "./transaction_log.ts";
 import { LOOPBACK } from "./store_host.ts";
+import { checkId, pendingView, sameOrConflict } from "./transaction_views.ts";
 
 /** RocketMQ's check group: its offset in the half queue is the check offset. */
 export const TRANS_CHECK_GROUP = "CID_SYS_RMQ_TRANS";
@@ -360,41 +361,4 @@ export class Transactions {
     }
     return view;
   }
-}
-
-function pendingView(tx: PendingTx): TransactionView {
-  return {
-    transactionId: tx.transactionId,
-    messageId: tx.transactionId,
-    topic: tx.topic,
-    queueId: tx.queueId,
-    producerGroup: tx.producerGroup,
-    state: tx.checks === 0 ? "PREPARED" : "CHECKING",
-    checks: tx.checks,
-    bornTimestamp: tx.bornTimestamp,
-  };
-}
-
-function checkId(transactionId: string): void {
-  if (!MESSAGE_ID_PATTERN.test(transactionId)) {
-    throw new BrokerError(
-      "INVALID_PARAMETER",
-      `Cannot look up transaction ${
-        JSON.stringify(transactionId.slice(0, 64))
-      }: ids are 32 upper-case hex characters`,
-    );
-  }
-}
-
-const WANTED = { COMMIT: "COMMITTED", ROLLBACK: "ROLLED_BACK" } as const;
-
-function sameOrConflict(view: TransactionView, decision: TransactionDecision): TransactionView {
-  if (view.state === WANTED[decision]) return view;
-  throw new BrokerError(
-    "TRANSACTION_DECIDED",
-    `Cannot ${
-      decision === "COMMIT" ? "commit" : "roll back"
-    } transaction ${view.transactionId}: it is ${view.state}`,
-    { state: view.state },
-  );
 }
