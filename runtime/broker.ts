@@ -72,7 +72,13 @@ export class Broker implements BrokerClient {
     });
     const writableTopic = (name: string) => producer.writableTopic(name);
     const consumerOffsets = new ConsumerOffsets({ store, offsets, topics, groups });
-    const lookup = new MessageLookup(store, topics, config, deps.bodyText);
+    const lookup = new MessageLookup(
+      store,
+      topics,
+      config,
+      deps.bodyText,
+      (id) => parts.transactions.getTransaction(id).then((t) => t.state, () => undefined),
+    );
     const pop = new PopApi(parts.pop, topics, groups, config);
     const members = new MembershipApi({
       membership: parts.membership,

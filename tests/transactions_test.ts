@@ -82,7 +82,10 @@ for (const runtime of RUNTIMES) {
     assert.equal(all[0].properties.region, "eu");
     assert.equal(all[0].queueId, a.queueId);
     assert.equal((await mq.findMessages(TOPIC, { key: "A1" })).length, 1);
-    await assert.rejects(mq.getMessageById(r.messageId), { code: "MESSAGE_NOT_FOUND" });
+    await assert.rejects(mq.getMessageById(r.messageId), (err: Error) => {
+      assert.match(err.message, /transactional message, ROLLED_BACK/);
+      return true;
+    });
     const rolled = await tx.getTransaction(r.transactionId);
     assert.equal(rolled.state, "ROLLED_BACK");
     assert.equal(rolled.message?.body, "order-r"); // findable by operators
@@ -136,6 +139,7 @@ for (const runtime of RUNTIMES) {
     assert.equal(receiver.at("/unknown").length, CHECK_MAX);
     assert.equal(uView.message?.body, "order-u");
     await assert.rejects(tx.commit(u.transactionId), { code: "TRANSACTION_DECIDED" });
+    await assert.rejects(mq.getMessageById(u.messageId), /transactional message, DISCARDED/);
 
     // Long poll: a producer without an inbound URL answers checks itself.
     const stop = new AbortController();
