@@ -100,7 +100,19 @@ export class TransactionCheckService {
         });
         return;
       }
-      const half = await transactions.recheck(tx);
+      let half;
+      try {
+        half = await transactions.recheck(tx);
+      } catch (err) {
+        // Its segment is gone (fileReservedTime): RocketMQ discards such a half message too.
+        if ((err as { code?: string }).code !== "MESSAGE_NOT_FOUND") throw err;
+        await transactions.decide(tx, "DISCARD");
+        this.discarded++;
+        log("warn", "transaction discarded: its half message was deleted by retention", {
+          transactionId: tx.transactionId,
+        });
+        return;
+      }
       this.checksSent++;
       const answer = await this.#d.send(transactions.checkOf(tx, half));
       if (answer === "COMMIT" || answer === "ROLLBACK") {
