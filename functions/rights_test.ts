@@ -113,6 +113,28 @@ const ROWS: Row[] = [
   withBody("POST /v1/subscriptions/{group}/resume", "admin", () => ({})),
   withBody("POST /v1/subscriptions/{group}/replay", "admin", () => ({ timestamp: 1 })),
   row("GET /v1/subscriptions/{group}/deliveries", "subscribe"),
+  // Transactions: a transaction is authorized by its topic (the fake broker's transaction
+  // `t` is on topic `t`); a producer group's name by the key's publish patterns.
+  ...["commit", "rollback"].map((d) =>
+    row(`POST /v1/transactions/{transactionId}/${d}`, "publish", (t) => ({
+      path: `/v1/transactions/${t}/${d}`,
+    }))
+  ),
+  row("GET /v1/transactions/{transactionId}", "publish", (t) => ({
+    path: `/v1/transactions/${t}`,
+  })),
+  row("PUT /v1/producer-groups/{group}/transaction-check", "publish", (t) => ({
+    path: `/v1/producer-groups/${t}/transaction-check`,
+    body: { url: "https://x" },
+  })),
+  ...["GET", "DELETE"].map((m) =>
+    row(`${m} /v1/producer-groups/{group}/transaction-check`, "publish", (t) => ({
+      path: `/v1/producer-groups/${t}/transaction-check`,
+    }))
+  ),
+  row("GET /v1/producer-groups/{group}/transaction-checks", "publish", (t) => ({
+    path: `/v1/producer-groups/${t}/transaction-checks`,
+  })),
 ];
 
 /** A broker that knows topics `orders` and `secret`, one schedule on each (its id is its
@@ -145,6 +167,7 @@ function fakeBroker(): BrokerClient {
     produceBatch: () => [{ ok: true }],
     lockQueues: () => [],
     cancelScheduledByKey: () => 0,
+    getTransaction: (id) => ({ topic: id }),
   };
   return new Proxy({}, {
     get: (_t, k) =>
