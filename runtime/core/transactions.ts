@@ -80,6 +80,7 @@ export class Transactions {
   readonly #putFloors = new Map<number, number>();
   #putSeq = 0;
   #halfCacheBytes = 0;
+  #checkOffsetCommitted = -1;
 
   constructor(deps: TransactionDeps) {
     this.#d = deps;
@@ -120,8 +121,12 @@ export class Transactions {
     return low;
   }
 
+  /** Commits the check offset when it moved (a consumer offset, persisted with the others). */
   persistCheckOffset(): void {
-    this.#d.offsets.commit(TRANS_CHECK_GROUP, TRANS_HALF_TOPIC, 0, this.checkOffset());
+    const offset = this.checkOffset();
+    if (offset === this.#checkOffsetCommitted) return;
+    this.#d.offsets.commit(TRANS_CHECK_GROUP, TRANS_HALF_TOPIC, 0, offset);
+    this.#checkOffsetCommitted = offset;
   }
 
   async begin(
