@@ -69,6 +69,7 @@ export class Broker implements BrokerClient {
       brokerName: config.brokerName,
       flushDiskType: config.store.flushDiskType,
       runtime: deps.runtime,
+      transactions: () => parts.transactions.stats(),
     });
     const writableTopic = (name: string) => producer.writableTopic(name);
     const consumerOffsets = new ConsumerOffsets({ store, offsets, topics, groups });

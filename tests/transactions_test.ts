@@ -140,6 +140,9 @@ for (const runtime of RUNTIMES) {
     assert.equal(uView.message?.body, "order-u");
     await assert.rejects(tx.commit(u.transactionId), { code: "TRANSACTION_DECIDED" });
     await assert.rejects(mq.getMessageById(u.messageId), /transactional message, DISCARDED/);
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    assert.match(metrics, /^mq_transactions_discarded_total 1$/m);
+    assert.match(metrics, /^mq_transaction_checks_total (1[6-9]|[2-9]\d)$/m); // 1 + 15 so far
 
     // Long poll: a producer without an inbound URL answers checks itself.
     const stop = new AbortController();

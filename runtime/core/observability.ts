@@ -15,6 +15,8 @@ export interface ObservabilityDeps {
   brokerName: string;
   flushDiskType: string;
   runtime: string;
+  /** Undecided transactions, checks sent and transactions discarded (transaction_service.ts). */
+  transactions?: () => { pending: number; checksSent: number; discarded: number };
 }
 
 export class Observability {
@@ -77,6 +79,17 @@ export class Observability {
       "# TYPE mq_delay_level_pending gauge",
       ...s.delayLevelPending.map((n, i) => `mq_delay_level_pending{level="${i + 1}"} ${n}`),
     ];
+    const tx = this.d.transactions?.();
+    if (tx !== undefined) {
+      lines.push(
+        "# TYPE mq_transactions_pending gauge",
+        `mq_transactions_pending ${tx.pending}`,
+        "# TYPE mq_transaction_checks_total counter",
+        `mq_transaction_checks_total ${tx.checksSent}`,
+        "# TYPE mq_transactions_discarded_total counter",
+        `mq_transactions_discarded_total ${tx.discarded}`,
+      );
+    }
     return lines.join("\n") + "\n";
   }
 }
