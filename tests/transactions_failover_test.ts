@@ -25,6 +25,7 @@ const ENV = {
   MQ_TRANSACTION_TIMEOUT_MS: "300",
   MQ_TRANSACTION_CHECK_INTERVAL_MS: "200",
   MQ_TRANSACTION_CHECK_MAX: "100",
+  MQ_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
 };
 const TOPIC = "Orders";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -53,6 +54,8 @@ for (const runtime of RUNTIMES) {
     const viaFunctions = new TransactionClient({ baseUrl: functions.url });
     const decided = await viaFunctions.beginTransaction(TOPIC, { body: "decided" }, "shop");
     await viaFunctions.commit(decided.transactionId);
+    // A check URL is in the log too: the new master has it.
+    const hook = await tx.setTransactionCheck("hooked", { url: "http://127.0.0.1:9/check" });
     const orphan = await tx.beginTransaction(TOPIC, { body: "orphan" }, "shop");
     // Checked at least twice on the first master (nobody answers yet).
     let before = 0;
@@ -83,6 +86,9 @@ for (const runtime of RUNTIMES) {
     await loop;
     assert.ok(view.checks > before, `check count restarted: ${view.checks} <= ${before}`);
     assert.equal((await viaFunctions.getTransaction(decided.transactionId)).state, "COMMITTED");
+    const kept = await tx2.getTransactionCheck("hooked");
+    assert.equal(kept.url, hook.url);
+    assert.equal(kept.secrets[0].slice(0, 10), hook.secrets[0].slice(0, 10));
     const bodies = (await readTopic(new MqClient({ baseUrl: url2 }))).map((m) => m.body).sort();
     assert.deepEqual(bodies, ["decided", "orphan"]);
   });

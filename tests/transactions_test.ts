@@ -201,6 +201,9 @@ for (const runtime of RUNTIMES) {
       await using b = await startBroker(runtime, { dataDir, env });
       const tx = new TransactionClient({ baseUrl: b.url });
       await b.client.upsertTopic(TOPIC, { readQueueNums: QUEUES, writeQueueNums: QUEUES });
+      await tx.setTransactionCheck("gone", { url: "http://127.0.0.1:9/gone" });
+      await tx.setTransactionCheck("kept", { url: "http://127.0.0.1:9/kept" });
+      await tx.deleteTransactionCheck("gone");
       keep = (await tx.beginTransaction(TOPIC, { body: "keep" }, "app")).transactionId;
       drop = (await tx.beginTransaction(TOPIC, { body: "drop" }, "app")).transactionId;
       await b.kill();
@@ -214,6 +217,9 @@ for (const runtime of RUNTIMES) {
       });
       const tx = new TransactionClient({ baseUrl: b.url });
       assert.equal((await tx.getTransaction(keep)).state, "PREPARED");
+      // Check URLs come back from the log; a deleted one stays deleted.
+      assert.equal((await tx.getTransactionCheck("kept")).url, "http://127.0.0.1:9/kept");
+      await assert.rejects(tx.getTransactionCheck("gone"), { code: "GROUP_NOT_FOUND" });
       assert.equal((await tx.rollback(drop)).state, "ROLLED_BACK");
       torn = (await tx.beginTransaction(TOPIC, { body: "torn" }, "app")).transactionId;
       await assert.rejects(tx.commit(keep)); // the broker kills itself mid-commit

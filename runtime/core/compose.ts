@@ -39,6 +39,7 @@ import { Producer } from "./producer.ts";
 import type { ReplicationGate } from "./replication_gate.ts";
 import { LOOPBACK } from "./store_host.ts";
 import { createTransactionService, type TransactionService } from "./transaction_service.ts";
+import { TRANS_CHECK_URL_TOPIC } from "./transaction_channels.ts";
 
 export interface BrokerDeps {
   /** A store already open and started (a slave's, promoted): used as is. Default: the
@@ -224,14 +225,14 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     offsets: offsetPort,
     egress,
     config,
-    files,
     bodyText: deps.bodyText,
     nowMs,
     log,
   });
-  // Half and op records are the check service's own: no long poll or webhook hears them.
+  // Half, op and check URL records are the check service's own: no long poll or webhook hears them.
   arrivals.registerSystemTopic(TRANS_HALF_TOPIC, () => {});
   arrivals.registerSystemTopic(TRANS_OP_TOPIC, () => {});
+  arrivals.registerSystemTopic(TRANS_CHECK_URL_TOPIC, () => {});
   transactions.start();
   const membership = new ConsumerMembership({
     nowMs,

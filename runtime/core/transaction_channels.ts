@@ -1,9 +1,17 @@
 // Where a check goes: a front end holding a connection to a producer of the group (gRPC
-// Telemetry, remoting; registered through TransactionCheckHost), else the group's check
-// URL (PUT /v1/producer-groups/{group}/transaction-check: vetted by the webhook SSRF guard,
+// Telemetry, remoting; registered through TransactionCheckHost), else the group's check URL
+// (PUT /v1/producer-groups/{group}/transaction-check: vetted by the webhook SSRF guard,
 // posted through the webhook egress, signed as Standard Webhooks), else the group's
-// long-poll queue. Check URLs are kept in transactionChecks.json in the data folder.
-import { type FilePort, readWholeFile, writeFileAtomic } from "../../storage/file_port.ts";
+// long-poll queue.
+//
+// Check URLs live in the log too, so a slave holds them and a promoted one calls them: one
+// record per change in rmq_sys_TRANS_CHECK_URL queue 0 (PGROUP = the group, body = JSON
+// {url, secrets} or {deleted: true}); the newest record of a group wins. A record older than
+// a third of fileReservedTime is put again (refresh()), so retention never deletes the last
+// word on a group.
+import type { MessageStore } from "../../storage/message_store.ts";
+import type { PutResult } from "../../storage/store_types.ts";
+import { PROPERTY_PRODUCER_GROUP, PROPERTY_TAGS } from "../../storage/message/message_const.ts";
 import type { Logger } from "../log.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { checkGroup } from "../protocol/names.ts";
@@ -23,10 +31,14 @@ import {
   signatureHeader,
 } from "../webhook/signing.ts";
 import type { TransactionPollQueues } from "./transaction_poll.ts";
+import { LOOPBACK } from "./store_host.ts";
 
 export interface CheckChannelDeps {
-  files: FilePort;
-  dataDir: string;
+  store: MessageStore;
+  /** Puts a record through the producer's gate (Producer.putInternal). */
+  put: (input: ReturnType<typeof urlRecord>) => Promise<PutResult>;
+  /** fileReservedTime in ms: records are refreshed at a third of it. */
+  retentionMs: number;
   transport: WebhookTransport;
   /** Throws WEBHOOK_URL_REFUSED for a URL the SSRF guard refuses. */
   checkUrl(url: string): void;
@@ -40,9 +52,25 @@ export interface CheckChannelDeps {
 interface CheckUrl {
   url: string;
   secrets: string[];
+  /** Store time of the record that says so. */
+  storedAt: number;
 }
 
-const FILE = "transactionChecks.json";
+/** Check URL registrations, one record per change (ours, not RocketMQ's). */
+export const TRANS_CHECK_URL_TOPIC = "rmq_sys_TRANS_CHECK_URL";
+const SCAN = { maxMsgNums: 256, maxBytes: 4 * 1024 * 1024 };
+const utf8 = new TextDecoder();
+
+function urlRecord(group: string, value: { url: string; secrets: string[] } | null, now: number) {
+  return {
+    topic: TRANS_CHECK_URL_TOPIC,
+    queueId: 0,
+    body: new TextEncoder().encode(JSON.stringify(value ?? { deleted: true })),
+    properties: new Map([[PROPERTY_TAGS, "url"], [PROPERTY_PRODUCER_GROUP, group]]),
+    bornTimestamp: now,
+    bornHost: LOOPBACK,
+  };
+}
 const ANSWERS: ReadonlySet<string> = new Set(["COMMIT", "ROLLBACK", "UNKNOWN"]);
 
 export class TransactionCheckChannels implements TransactionCheckHost {
@@ -50,15 +78,46 @@ export class TransactionCheckChannels implements TransactionCheckHost {
   readonly #frontEnds = new Map<string, TransactionCheckChannel[]>();
   readonly #urls: Map<string, CheckUrl>;
 
+  readonly #refreshing = new Set<string>();
+
   constructor(deps: CheckChannelDeps) {
     this.#d = deps;
-    const bytes = readWholeFile(deps.files, this.#path);
-    const saved = bytes ? JSON.parse(new TextDecoder().decode(bytes)) : {};
-    this.#urls = new Map(Object.entries(saved as Record<string, CheckUrl>));
+    this.#urls = new Map();
+    const { store } = deps;
+    const max = store.getMaxOffsetInQueue(TRANS_CHECK_URL_TOPIC, 0);
+    for (let o = store.getMinOffsetInQueue(TRANS_CHECK_URL_TOPIC, 0); o < max;) {
+      const got = store.getMessage(TRANS_CHECK_URL_TOPIC, 0, o, SCAN);
+      for (const { record } of got.messages) {
+        const group = record.properties.get(PROPERTY_PRODUCER_GROUP);
+        if (group === undefined) continue;
+        const value = JSON.parse(utf8.decode(record.body)) as Partial<CheckUrl> & {
+          deleted?: boolean;
+        };
+        if (value.deleted || typeof value.url !== "string") this.#urls.delete(group);
+        else {
+          this.#urls.set(group, {
+            url: value.url,
+            secrets: value.secrets ?? [],
+            storedAt: record.storeTimestamp,
+          });
+        }
+      }
+      if (got.nextBeginOffset <= o) break;
+      o = got.nextBeginOffset;
+    }
   }
 
-  get #path(): string {
-    return `${this.#d.dataDir}/${FILE}`;
+  /** Puts again each registration whose record is older than a third of fileReservedTime. */
+  refresh(): void {
+    const old = this.#d.nowMs() - this.#d.retentionMs / 3;
+    for (const [group, c] of this.#urls) {
+      if (c.storedAt > old || this.#refreshing.has(group)) continue;
+      this.#refreshing.add(group);
+      this.#d.put(urlRecord(group, c, this.#d.nowMs())).then(
+        (r) => c.storedAt = r.storeTimestamp,
+        (err) => this.#d.log("warn", "refreshing a check URL failed", { group, err: String(err) }),
+      ).finally(() => this.#refreshing.delete(group));
+    }
   }
 
   registerTransactionCheckChannel(group: string, channel: TransactionCheckChannel): () => void {
@@ -87,8 +146,9 @@ export class TransactionCheckChannels implements TransactionCheckHost {
       );
     }
     for (const s of secrets) secretKey(s);
-    this.#urls.set(group, { url: input.url, secrets: [...secrets] });
-    await this.#save();
+    const value = { url: input.url, secrets: [...secrets] };
+    const r = await this.#d.put(urlRecord(group, value, this.#d.nowMs()));
+    this.#urls.set(group, { ...value, storedAt: r.storeTimestamp });
     return { producerGroup: group, url: input.url, secrets: [...secrets] };
   }
 
@@ -102,8 +162,8 @@ export class TransactionCheckChannels implements TransactionCheckHost {
 
   async delete(group: string): Promise<void> {
     this.get(group);
+    await this.#d.put(urlRecord(group, null, this.#d.nowMs()));
     this.#urls.delete(group);
-    await this.#save();
   }
 
   /** Sends `check` on the first channel that takes it; undefined when the answer, if any,
@@ -157,10 +217,5 @@ export class TransactionCheckChannels implements TransactionCheckHost {
       });
       return "UNKNOWN";
     }
-  }
-
-  #save(): Promise<void> {
-    const json = JSON.stringify(Object.fromEntries(this.#urls));
-    return writeFileAtomic(this.#d.files, this.#path, new TextEncoder().encode(json));
   }
 }

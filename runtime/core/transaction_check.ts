@@ -21,6 +21,8 @@ export interface CheckServiceDeps {
   };
   nowMs: () => number;
   log: Logger;
+  /** Called on every pass (check URL records are refreshed from here). */
+  onPass?: () => void;
 }
 
 export class TransactionCheckService {
@@ -82,6 +84,7 @@ export class TransactionCheckService {
       this.#inFlight.add(run);
     }
     transactions.persistCheckOffset();
+    this.#d.onPass?.();
     this.#schedule(Math.max(1, next - now));
   }
 

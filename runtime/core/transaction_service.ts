@@ -4,7 +4,6 @@
 // TransactionCheckHost front ends register their producer connections with.
 import process from "node:process";
 import type { MessageStore } from "../../storage/message_store.ts";
-import type { FilePort } from "../../storage/file_port.ts";
 import type { BrokerConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { BodyText } from "../platform/platform.ts";
@@ -31,7 +30,6 @@ export interface TransactionServiceDeps {
   offsets: TransactionDeps["offsets"];
   egress: WebhookEgress;
   config: BrokerConfig;
-  files: FilePort;
   bodyText: BodyText;
   nowMs: () => number;
   log: Logger;
@@ -62,8 +60,9 @@ export function createTransactionService(d: TransactionServiceDeps): Transaction
     crash: () => process.kill(process.pid, "SIGKILL"),
   });
   const channels = new TransactionCheckChannels({
-    files: d.files,
-    dataDir: config.dataDir,
+    store: d.store,
+    put: (input) => d.producer.putInternal(input),
+    retentionMs: config.store.fileReservedTime * 3_600_000,
     transport: d.egress.transport,
     checkUrl: (url) => d.egress.checkUrl(url),
     polls,
@@ -74,6 +73,7 @@ export function createTransactionService(d: TransactionServiceDeps): Transaction
   const checks = new TransactionCheckService({
     transactions,
     send: (check) => channels.send(check),
+    onPass: () => channels.refresh(),
     settings: config,
     nowMs: d.nowMs,
     log: d.log,
