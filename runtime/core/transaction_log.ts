@@ -7,6 +7,7 @@
 //   RMQ_SYS_TRANS_OP_HALF_TOPIC q0 one op record per decision: tag "d", body = the half
 //                                 queue offset + "," (RocketMQ's), UNIQ_KEY = the
 //                                 transaction id, __TRAN_OP = COMMIT | ROLLBACK | DISCARD
+//                                 (the rest of a decided view is read from the half record)
 //   real topic, REAL_QID          the committed message, same UNIQ_KEY, body and properties
 //
 // The index keys every record by topic#UNIQ_KEY, so "was it decided?" and "was the commit
@@ -130,15 +131,13 @@ export function recheckInput(half: MessageRecord, checks: number) {
 
 const ascii = new TextEncoder();
 
+/** The op record: what was decided, nothing more (where the message went, its group and its
+ * checks are in its newest half record: viewFromOp reads them there). */
 export function opInput(tx: PendingTx, decision: OpDecision, nowMs: number) {
   const properties = new Map<string, string>([
     [PROPERTY_TAGS, "d"],
     [PROPERTY_UNIQ_KEY, tx.transactionId],
     [PROPERTY_TRANSACTION_OP, decision],
-    [PROPERTY_TRANSACTION_CHECK_TIMES, String(tx.checks)],
-    [PROPERTY_PRODUCER_GROUP, tx.producerGroup],
-    [PROPERTY_REAL_TOPIC, tx.topic],
-    [PROPERTY_REAL_QUEUE_ID, String(tx.queueId)],
   ]);
   return {
     topic: TRANS_OP_TOPIC,
@@ -182,19 +181,19 @@ const STATE_OF_OP: Record<string, TransactionState> = {
   DISCARD: "DISCARDED",
 };
 
-/** The decided view an op record tells. */
-export function viewFromOp(op: MessageRecord): TransactionView {
-  const p = op.properties;
-  const id = p.get(PROPERTY_UNIQ_KEY) ?? "";
+/** The decided view an op record tells, with what the newest half record says. */
+export function viewFromOp(op: MessageRecord, half: MessageRecord | undefined): TransactionView {
+  const id = op.properties.get(PROPERTY_UNIQ_KEY) ?? "";
+  const p = half?.properties ?? new Map<string, string>();
   return {
     transactionId: id,
     messageId: id,
     topic: p.get(PROPERTY_REAL_TOPIC) ?? "",
     queueId: Number(p.get(PROPERTY_REAL_QUEUE_ID) ?? 0),
     producerGroup: p.get(PROPERTY_PRODUCER_GROUP) ?? "",
-    state: STATE_OF_OP[p.get(PROPERTY_TRANSACTION_OP) ?? ""] ?? "DISCARDED",
+    state: STATE_OF_OP[op.properties.get(PROPERTY_TRANSACTION_OP) ?? ""] ?? "DISCARDED",
     checks: Number(p.get(PROPERTY_TRANSACTION_CHECK_TIMES) ?? 0),
-    bornTimestamp: op.bornTimestamp,
+    bornTimestamp: half?.bornTimestamp ?? op.bornTimestamp,
     decidedAt: op.storeTimestamp,
   };
 }

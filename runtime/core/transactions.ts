@@ -244,7 +244,7 @@ export class Transactions {
     const op = findOp(this.#d.store, tx.transactionId);
     if (op !== undefined) {
       this.pending.delete(tx.transactionId);
-      return this.#remember(viewFromOp(op));
+      return this.#remember(viewFromOp(op, findHalf(this.#d.store, tx.transactionId)));
     }
     if (commitWasPut(this.#d.store, tx)) {
       this.#d.log("info", "transaction committed before a crash; writing its op record", {
@@ -355,7 +355,8 @@ export class Transactions {
     const cached = this.#decided.get(transactionId) ?? this.#decidedOlder.get(transactionId);
     if (cached !== undefined) return cached;
     const op = findOp(this.#d.store, transactionId);
-    return op === undefined ? undefined : this.#remember(viewFromOp(op));
+    if (op === undefined) return undefined;
+    return this.#remember(viewFromOp(op, findHalf(this.#d.store, transactionId)));
   }
 
   #remember(view: TransactionView): TransactionView {
