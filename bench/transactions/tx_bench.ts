@@ -75,7 +75,10 @@ function startBroker(dataDir: string): Promise<{ url: string; stop(): Promise<vo
         url: JSON.parse(line).url,
         stop: () =>
           new Promise((done) => {
-            child.on("close", () => done());
+            // "exit", not "close": the data folder is removed next, and only an exited broker
+            // is done writing to it.
+            if (child.exitCode !== null) return done();
+            child.on("exit", () => done());
             child.kill("SIGTERM");
           }),
       });
