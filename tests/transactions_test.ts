@@ -101,6 +101,13 @@ for (const runtime of RUNTIMES) {
     });
     assert.equal(noGroup.status, 400);
     await noGroup.body?.cancel();
+    const batch = await fetch(`${b.url}/v1/topics/${TOPIC}/messages/batch`, {
+      method: "POST",
+      headers: { "mq-transaction": "begin", "mq-producer-group": "app" },
+      body: JSON.stringify({ messages: [{ body: "x" }] }),
+    });
+    assert.equal(batch.status, 400); // never stored as plain messages
+    await batch.body?.cancel();
 
     // A producer that never decides: its check URL answers COMMIT → delivered once.
     const committer = await tx.setTransactionCheck("committer", {

@@ -145,6 +145,12 @@ export function produceRoutes(
   serve(app, produceBatch, async (c) => {
     const topic = checkUserTopic(c.req.param("topic")!);
     allow(c, "publish", { topic });
+    if (c.req.header("mq-transaction") !== undefined) {
+      throw new BrokerError(
+        "INVALID_HEADER",
+        "Cannot begin a transaction with a batch: a transaction holds one message (POST /v1/topics/{topic}/messages)",
+      );
+    }
     const body = await readBody(c.req.raw, limits.batchBodyBytesMax, deadlines);
     const envelope = batchEnvelope.safeParse(parseJson(body));
     if (!envelope.success) {
