@@ -3,7 +3,7 @@
 // refusal as one problem+json, and serves the OpenAPI document built from the routes'
 // schemas. Each family is given the narrowest core interface it needs, found per request:
 // the broker in this process (embedded) or one found in the KV route table (split, Deploy).
-import type { BrokerClient, BrokerResolver } from "../runtime/protocol/core_api.ts";
+import type { BrokerClient, BrokerResolver, QstashApi } from "../runtime/protocol/core_api.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { BrokerError } from "../runtime/protocol/errors.ts";
@@ -34,6 +34,7 @@ import { scheduleRoutes } from "./routes/schedules.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { topicRoutes } from "./routes/topics.ts";
 import { transactionRoutes } from "./routes/transactions.ts";
+import { qstashApp } from "./qstash/app.ts";
 
 export type { FunctionsLimits } from "../runtime/protocol/limits.ts";
 
@@ -50,6 +51,8 @@ export interface FunctionsOptions {
   metrics?: () => string;
   /** A replica of a replicated group: its status and metadata routes. */
   ha?: HaApi;
+  /** The broker's QStash calls: set when it is in this process; /v2 is then served. */
+  qstash?: QstashApi;
 }
 
 const API_INFO = {
@@ -100,11 +103,15 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   // middleware: a route with no middleware is called directly by Hono, without compose's
   // closures and promise per request.
   if (!auth.open) {
-    app.use("/v1/*", async (c, next) => {
-      c.set("principal", await auth.authenticate(c.req.header("authorization")));
-      await next();
-    });
+    for (const path of ["/v1/*", "/v2/*"]) {
+      app.use(path, async (c, next) => {
+        c.set("principal", await auth.authenticate(c.req.header("authorization")));
+        await next();
+      });
+    }
   }
+  // The QStash-compatible API (docs/qstash.md): the same keys, the same rights.
+  if (options.qstash) app.route("/v2", qstashApp({ ...deps, qstash: options.qstash }, options.log));
 
   app.route("/", produceRoutes(deps));
   app.route("/", pullRoutes(deps));

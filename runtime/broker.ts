@@ -2,7 +2,13 @@
 // factory that builds every part first (runtime/core/compose.ts). It implements the core
 // API (ProducerApi, ConsumerApi, AdminApi) by handing each call to the module that owns
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
-import type { BrokerClient, TransactionApi, TransactionCheckHost } from "./protocol/core_api.ts";
+import type {
+  BrokerClient,
+  QstashApi,
+  RecordApi,
+  TransactionApi,
+  TransactionCheckHost,
+} from "./protocol/core_api.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -20,11 +26,17 @@ import { DeadLetters } from "./core/dlq.ts";
 import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
+import { RecordsApi } from "./core/records_api.ts";
+import { QstashDeadLetters } from "./core/qstash_dlq.ts";
+import { qstashApi } from "./core/qstash_api.ts";
+import { LOOPBACK } from "./core/store_host.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
-export class Broker implements BrokerClient {
+export class Broker implements BrokerClient, RecordApi {
+  /** The QStash front end's calls (functions/qstash/). */
+  readonly qstash: QstashApi;
   readonly config: BrokerConfig;
   readonly store: MessageStore;
   readonly holds: PullHoldService;
@@ -97,6 +109,18 @@ export class Broker implements BrokerClient {
       settings: config,
       bodyText: deps.bodyText,
     });
+    this.qstash = qstashApi(
+      parts.qstash,
+      new QstashDeadLetters({
+        store,
+        files: deps.files,
+        dataDir: config.dataDir,
+        storeHost: { ...LOOPBACK, port: config.port },
+        listDlq: (g, o) => dlq.listDlq(g, o),
+        pageMax: config.pullMsgNumsMax,
+      }),
+      (id) => parts.cron.message(id),
+    );
     const scheduling = new Scheduling({
       timers: parts.timers,
       cron: parts.cron,
@@ -117,7 +141,21 @@ export class Broker implements BrokerClient {
       settings: config,
       nowMs,
     });
-    const api: BrokerClient = {
+    const records = new RecordsApi({
+      store,
+      topics,
+      groups,
+      storeHost: { ...LOOPBACK, port: config.port },
+      queryMessageNumsMax: config.queryMessageNumsMax,
+    });
+    const api: BrokerClient & RecordApi = {
+      pullRecords: (t, q, r, s) => this.#puller.pullRecords(t, q, r, s),
+      queueRange: (t, q) => records.queueRange(t, q),
+      offsetByTime: (t, q, ts) => records.offsetByTime(t, q, ts),
+      recordAt: (o) => records.recordAt(o),
+      findRecords: (t, q) => records.findRecords(t, q),
+      sendBack: (g, r) => records.sendBack(g, r),
+      groupMembers: (g) => Promise.resolve(members.members(g)),
       produce: (t, m) => producer.produce(t, m),
       produceBatch: (t, ms) => producer.produceBatch(t, ms),
       cancelScheduled: (t, id) => scheduling.cancelScheduled(t, id),
@@ -229,4 +267,4 @@ export class Broker implements BrokerClient {
   }
 }
 
-export interface Broker extends BrokerClient, TransactionApi, TransactionCheckHost {}
+export interface Broker extends BrokerClient, RecordApi, TransactionApi, TransactionCheckHost {}

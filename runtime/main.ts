@@ -2,7 +2,8 @@
 // (`bun run runtime/main.ts`). Like each entry file, the one place in its process that reads
 // the environment and picks the platform (runtime/platform/pick.ts). Prints one JSON line
 // on stdout once listening:
-//   {"event":"listening","url":"http://127.0.0.1:8080","pid":123,"runtime":"deno"}
+//   {"event":"listening","url":"http://127.0.0.1:8080","pid":123,"runtime":"deno",
+//    "namesrv":"127.0.0.1:9876","remoting":"127.0.0.1:10911"}   (remoting when it is on)
 import process from "node:process";
 import { readFileSync, statfsSync } from "node:fs";
 import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
@@ -10,6 +11,7 @@ import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
+import { type RemotingFront, startRemoting } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
@@ -95,6 +97,7 @@ async function main() {
     limits: functionsLimits(config),
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
+    qstash: broker?.qstash,
     // A replicated group's status and metadata routes; the node starts once the HTTP
     // address is known, so until then they answer 503.
     ha: config.haMode === "none" ? undefined : {
@@ -126,8 +129,47 @@ async function main() {
     });
     await node.start();
   }
+  // The RocketMQ remoting front end (NameServer and broker roles) over the same core; in a
+  // replicated group it is not served yet (the core there changes with leadership).
+  let remoting: RemotingFront | undefined;
+  if (broker && config.remotingEnable) {
+    remoting = await startRemoting({
+      core: broker,
+      apiKeys: config.apiKeys,
+      log,
+      listen: (o, onSocket) => platform.listenTcpConnections(o, onSocket),
+      host: config.host,
+      advertisedHost: config.remotingAdvertisedHost,
+      namesrvPort: config.namesrvPort,
+      remotingPort: config.remotingPort,
+      brokerName: config.brokerName,
+      clusterName: config.brokerClusterName,
+      storeHost: { ip: new Uint8Array([127, 0, 0, 1]), port: config.port },
+      autoCreateTopics: config.autoCreateTopicEnable,
+      autoCreateGroups: config.autoCreateSubscriptionGroup,
+      defaultTopicQueueNums: config.defaultTopicQueueNums,
+      frameBytesMax: config.remotingFrameBytesMax,
+      idleTimeoutMs: config.remotingIdleTimeoutMs,
+      connectionsMax: config.remotingConnectionsMax,
+      inFlightMax: config.remotingInFlightMax,
+    }).catch(async (err) => {
+      // A taken port: say which setting to change, and close the store cleanly.
+      process.stderr.write(`${(err as Error).message}\n`);
+      await server.close();
+      await broker.close();
+      process.exit(2);
+    });
+  }
   const routes = broker
-    ? await startRouteRegistration({ config, address, broker, log, nowMs, openKv: platform.openKv })
+    ? await startRouteRegistration({
+      config,
+      address,
+      remotingAddress: remoting?.brokerAddress,
+      broker,
+      log,
+      nowMs,
+      openKv: platform.openKv,
+    })
     : undefined;
   log("info", "broker listening", {
     address,
@@ -140,6 +182,7 @@ async function main() {
       url: `http://${address}`,
       pid: process.pid,
       runtime: platform.name,
+      ...(remoting && { namesrv: remoting.namesrvAddress, remoting: remoting.brokerAddress }),
     }) + "\n",
   );
 
@@ -157,6 +200,7 @@ async function main() {
     broker?.drain();
     node?.drain();
     await server.close();
+    await remoting?.close();
     await routes?.stop();
     await broker?.close();
     if (node) {

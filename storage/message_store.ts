@@ -250,6 +250,11 @@ export class MessageStore {
     return this.#reader.lookMessageByOffset(commitLogOffset);
   }
 
+  /** The record at a CommitLog offset with its bytes as stored (remoting's view by id). */
+  lookRecord(commitLogOffset: number): { record: MessageRecord; bytes: Uint8Array } | undefined {
+    return this.#reader.lookRecord(commitLogOffset);
+  }
+
   /** Messages of `topic` whose KEYS hold `key` or whose UNIQ_KEY is `key`, newest first. */
   queryMessage(
     topic: string,

@@ -10,6 +10,8 @@ import { WEBHOOK_SETTINGS } from "./webhook_settings.ts";
 import { EGRESS_SETTINGS } from "./egress_settings.ts";
 import { HA_SETTINGS } from "./ha_settings.ts";
 import { TRANSACTION_SETTINGS } from "./transaction_settings.ts";
+import { REMOTING_SETTINGS } from "./remoting_settings.ts";
+import { QSTASH_SETTINGS } from "./qstash_settings.ts";
 
 /** The broker's settings by area, in the order --help and the docs list them. */
 export const SETTING_AREAS = [
@@ -21,6 +23,8 @@ export const SETTING_AREAS = [
   { title: "Webhook delivery: read-ahead, HTTP client, DNS", rows: EGRESS_SETTINGS },
   { title: "Replication", rows: HA_SETTINGS },
   { title: "Transactional messages", rows: TRANSACTION_SETTINGS },
+  { title: "RocketMQ remoting (NameServer and broker roles)", rows: REMOTING_SETTINGS },
+  { title: "QStash-compatible API", rows: QSTASH_SETTINGS },
 ] as const;
 
 /** Every setting a user can change. */

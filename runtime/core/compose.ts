@@ -40,6 +40,7 @@ import type { ReplicationGate } from "./replication_gate.ts";
 import { LOOPBACK } from "./store_host.ts";
 import { createTransactionService, type TransactionService } from "./transaction_service.ts";
 import { TRANS_CHECK_URL_TOPIC } from "./transaction_channels.ts";
+import { QstashCore } from "./qstash.ts";
 
 export interface BrokerDeps {
   /** A store already open and started (a slave's, promoted): used as is. Default: the
@@ -81,6 +82,7 @@ export interface BrokerParts {
   subscriptions: SubscriptionRepo;
   webhooks: WebhookService;
   transactions: TransactionService;
+  qstash: QstashCore;
 }
 
 export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
@@ -196,7 +198,25 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   pop.arriving(); // CKs that fired while the broker was down
   const egress = createEgress(config, log);
   const subscriptions = new SubscriptionRepo(metadataHandle.db);
+  const qstash = new QstashCore({
+    files,
+    dataDir: config.dataDir,
+    settings: {
+      ...config,
+      retriesDefault: config.qstashRetriesDefault,
+      retriesMax: config.qstashRetriesMax,
+      retryBackoffMs: config.qstashRetryBackoffMs.map(Number),
+      concurrency: config.qstashConcurrency,
+      timeoutMsMax: config.webhookTimeoutMsMax,
+    },
+    checkUrl: (url) => egress.checkUrl(url),
+    produce: (topic, message) => producer.produce(topic, message),
+    nowMs,
+    log,
+  });
+  await qstash.start();
   const webhooks = new WebhookService({
+    qstash,
     store,
     offsets: offsetPort,
     transport: egress.transport,
@@ -258,6 +278,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     subscriptions,
     webhooks,
     transactions,
+    qstash,
   };
 }
 
