@@ -1,54 +1,96 @@
 // Transactional messages over HTTP (docs/transactions.md): begin, commit, rollback, state,
-// and the two ways to answer the broker's checks: a signed check URL (checkHandler, a
-// fetch handler) or a long-poll loop (runTransactionChecks). Works on Deno, Bun, Node and
-// in browsers; no imports beyond the protocol types and the webhook verifier.
-import type { TransactionApi } from "../runtime/protocol/core_api.ts";
-import { BrokerError } from "../runtime/protocol/errors.ts";
-import { signalOf, type SignalSource } from "../runtime/protocol/types.ts";
-import type { ProduceMessage } from "../runtime/protocol/types.ts";
-import type {
-  TransactionBegun,
-  TransactionCheck,
-  TransactionCheckAnswer,
-  TransactionCheckInput,
-  TransactionCheckView,
-  TransactionDecision,
-  TransactionPollOptions,
-  TransactionView,
-} from "../runtime/protocol/transaction_types.ts";
+// and the two ways to answer the broker's checks: a signed check URL (checkHandler, a fetch
+// handler) or a long-poll loop (runTransactionChecks). Part of @edgemq/client: Web-standard
+// APIs only, no imports beyond this folder; the wire types are the SDK's own copy of
+// runtime/protocol/transaction_types.ts (tests/sdk_types_test.ts keeps them equal). The
+// class implements the broker's TransactionApi (runtime/protocol/core_api.ts) by shape.
+import { type CallOptions, signalOf, Transport, type TransportOptions } from "./http.ts";
+import { utf8 } from "./body.ts";
+import type { ProduceMessage, ProduceResult, SignalSource, WireMessage } from "./types.ts";
 import { verifyWebhook, WebhookVerificationError } from "./webhooks.ts";
 
-export type {
-  TransactionBegun,
-  TransactionCheck,
-  TransactionCheckAnswer,
-  TransactionCheckView,
-  TransactionView,
-};
+/** PREPARED: stored, not yet checked; CHECKING: the producer was asked at least once;
+ * COMMITTED / ROLLED_BACK: decided; DISCARDED: transactionCheckMax checks went unanswered. */
+export type TransactionState =
+  | "PREPARED"
+  | "CHECKING"
+  | "COMMITTED"
+  | "ROLLED_BACK"
+  | "DISCARDED";
 
-export interface TransactionClientOptions {
-  /** e.g. "http://127.0.0.1:8080" */
-  baseUrl: string;
-  /** Bearer API key. */
-  token?: string;
-  fetch?: typeof fetch;
+/** What a producer decides. */
+export type TransactionDecision = "COMMIT" | "ROLLBACK";
+
+/** What a producer answers a check: a decision, or UNKNOWN (ask again later). */
+export type TransactionCheckAnswer = TransactionDecision | "UNKNOWN";
+
+/** A half message stored: queueOffset is -1 until it is committed. */
+export interface TransactionBegun extends ProduceResult {
+  /** Equals messageId. */
+  transactionId: string;
+}
+
+export interface TransactionView {
+  transactionId: string;
+  messageId: string;
+  /** The real topic and queue the message goes to on commit. */
+  topic: string;
+  queueId: number;
+  producerGroup: string;
+  state: TransactionState;
+  /** How many times the producer was asked. */
+  checks: number;
+  bornTimestamp: number;
+  /** When it was decided (store time of its op record). */
+  decidedAt?: number;
+  /** The message as stored in the half topic (GET /v1/transactions/{id}). */
+  message?: WireMessage;
+}
+
+/** One check-back: "what became of this transaction?" */
+export interface TransactionCheck {
+  transactionId: string;
+  messageId: string;
+  topic: string;
+  queueId: number;
+  producerGroup: string;
+  /** This check's number, 1 to transactionCheckMax. */
+  check: number;
+  bornTimestamp: number;
+  message: WireMessage;
+}
+
+/** PUT /v1/producer-groups/{group}/transaction-check. */
+export interface TransactionCheckInput {
+  url: string;
+  /** Standard Webhooks secrets (whsec_…); one is generated when left out. */
+  secrets?: string[];
+}
+
+export interface TransactionCheckView {
+  producerGroup: string;
+  url: string;
+  /** In full only in the answer to the PUT that created them; masked afterwards. */
+  secrets: string[];
+}
+
+export interface TransactionPollOptions {
+  /** Longest wait for a first check (ms); 0 answers at once. */
+  waitMs?: number;
+  /** Most checks in one answer. */
+  max?: number;
 }
 
 /** What beginTransaction accepts: text or bytes and the message attributes (no delay). */
 export type TransactionalMessage = Omit<ProduceMessage, "body"> & { body: string | Uint8Array };
 
-const enc = new TextEncoder();
 const seg = encodeURIComponent;
 
-export class TransactionClient implements TransactionApi {
-  readonly #base: string;
-  readonly #token: string | undefined;
-  readonly #fetch: typeof fetch;
+export class TransactionClient {
+  readonly #http: Transport;
 
-  constructor(options: TransactionClientOptions) {
-    this.#base = options.baseUrl.replace(/\/$/, "");
-    this.#token = options.token;
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  constructor(options: TransportOptions) {
+    this.#http = new Transport(options);
   }
 
   /** Stores a half message; deliver it with commit(transactionId). */
@@ -56,6 +98,7 @@ export class TransactionClient implements TransactionApi {
     topic: string,
     message: TransactionalMessage,
     producerGroup: string,
+    options: CallOptions = {},
   ): Promise<TransactionBegun> {
     const headers: Record<string, string> = {
       "mq-transaction": "begin",
@@ -72,39 +115,56 @@ export class TransactionClient implements TransactionApi {
     if (message.delayLevel !== undefined) headers["mq-delay-level"] = String(message.delayLevel);
     if (message.idempotencyKey !== undefined) headers["idempotency-key"] = message.idempotencyKey;
     for (const [k, v] of Object.entries(message.properties ?? {})) headers[`mq-prop-${k}`] = v;
-    const body = typeof message.body === "string" ? enc.encode(message.body) : message.body;
-    return this.#request("POST", `/v1/topics/${seg(topic)}/messages`, { headers, body });
+    const body = typeof message.body === "string" ? utf8(message.body) : message.body;
+    // Not repeatable: a lost answer and a retry would leave a second half message.
+    return this.#http.request("POST", `/v1/topics/${seg(topic)}/messages`, {
+      headers,
+      body,
+      ...options,
+    });
   }
 
-  commit(transactionId: string): Promise<TransactionView> {
-    return this.endTransaction(transactionId, "COMMIT");
+  commit(transactionId: string, options?: CallOptions): Promise<TransactionView> {
+    return this.#end(transactionId, "COMMIT", options);
   }
 
-  rollback(transactionId: string): Promise<TransactionView> {
-    return this.endTransaction(transactionId, "ROLLBACK");
+  rollback(transactionId: string, options?: CallOptions): Promise<TransactionView> {
+    return this.#end(transactionId, "ROLLBACK", options);
   }
 
-  endTransaction(transactionId: string, decision: TransactionDecision): Promise<TransactionView> {
-    const verb = decision === "COMMIT" ? "commit" : "rollback";
-    return this.#request("POST", `/v1/transactions/${seg(transactionId)}/${verb}`);
+  /** COMMIT or ROLLBACK (the same decision again answers the same; safe to repeat). */
+  endTransaction(
+    transactionId: string,
+    decision: TransactionDecision,
+    _options?: { fromCheck?: boolean },
+  ): Promise<TransactionView> {
+    return this.#end(transactionId, decision);
   }
 
-  getTransaction(transactionId: string): Promise<TransactionView> {
-    return this.#request("GET", `/v1/transactions/${seg(transactionId)}`);
+  getTransaction(transactionId: string, options: CallOptions = {}): Promise<TransactionView> {
+    return this.#http.request("GET", `/v1/transactions/${seg(transactionId)}`, {
+      ...options,
+      repeatable: true,
+    });
   }
 
   setTransactionCheck(group: string, input: TransactionCheckInput): Promise<TransactionCheckView> {
-    return this.#request("PUT", `/v1/producer-groups/${seg(group)}/transaction-check`, {
+    return this.#http.request("PUT", `/v1/producer-groups/${seg(group)}/transaction-check`, {
       json: input,
+      repeatable: true,
     });
   }
 
   getTransactionCheck(group: string): Promise<TransactionCheckView> {
-    return this.#request("GET", `/v1/producer-groups/${seg(group)}/transaction-check`);
+    return this.#http.request("GET", `/v1/producer-groups/${seg(group)}/transaction-check`, {
+      repeatable: true,
+    });
   }
 
-  deleteTransactionCheck(group: string): Promise<void> {
-    return this.#request("DELETE", `/v1/producer-groups/${seg(group)}/transaction-check`);
+  async deleteTransactionCheck(group: string): Promise<void> {
+    await this.#http.request("DELETE", `/v1/producer-groups/${seg(group)}/transaction-check`, {
+      repeatable: true,
+    });
   }
 
   async pollTransactionChecks(
@@ -115,60 +175,24 @@ export class TransactionClient implements TransactionApi {
     const q = new URLSearchParams();
     if (options.waitMs !== undefined) q.set("waitMs", String(options.waitMs));
     if (options.max !== undefined) q.set("max", String(options.max));
-    const res = await this.#request<{ checks: TransactionCheck[] }>(
+    const res = await this.#http.request<{ checks: TransactionCheck[] }>(
       "GET",
       `/v1/producer-groups/${seg(group)}/transaction-checks?${q}`,
-      { signal: signalOf(signal) },
+      { signal: signalOf(signal), holdMs: options.waitMs, repeatable: true },
     );
     return res.checks;
   }
 
-  async #request<T>(
-    method: string,
-    path: string,
-    options: {
-      headers?: Record<string, string>;
-      body?: Uint8Array;
-      json?: unknown;
-      signal?: AbortSignal;
-    } = {},
-  ): Promise<T> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
-    let body = options.body as BodyInit | undefined;
-    if (options.json !== undefined) {
-      headers["content-type"] = "application/json";
-      body = JSON.stringify(options.json);
-    }
-    let res: Response;
-    try {
-      res = await this.#fetch(`${this.#base}${path}`, {
-        method,
-        headers,
-        body,
-        signal: options.signal,
-      });
-    } catch (err) {
-      if (options.signal?.aborted) throw err;
-      throw new BrokerError("BROKER_UNAVAILABLE", `Cannot reach ${this.#base}`, {}, {
-        cause: err,
-      });
-    }
-    if (res.status === 204) return undefined as T;
-    const text = await res.text();
-    let value: unknown;
-    try {
-      value = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new BrokerError(
-        res.status >= 500 ? "BROKER_UNAVAILABLE" : "BAD_REQUEST",
-        `Broker answered ${res.status} with a body that is not JSON`,
-      );
-    }
-    if (!res.ok) {
-      throw BrokerError.fromProblem((value ?? {}) as Record<string, unknown>, res.status);
-    }
-    return value as T;
+  #end(
+    transactionId: string,
+    decision: TransactionDecision,
+    options: CallOptions = {},
+  ): Promise<TransactionView> {
+    const verb = decision === "COMMIT" ? "commit" : "rollback";
+    return this.#http.request("POST", `/v1/transactions/${seg(transactionId)}/${verb}`, {
+      ...options,
+      repeatable: true,
+    });
   }
 }
 
@@ -215,7 +239,7 @@ export function checkHandler(
  * endTransaction (UNKNOWN is no answer; the broker asks again later).
  */
 export async function runTransactionChecks(
-  client: Pick<TransactionApi, "pollTransactionChecks" | "endTransaction">,
+  client: Pick<TransactionClient, "pollTransactionChecks" | "endTransaction">,
   group: string,
   decide: CheckDecider,
   options: { signal: AbortSignal; waitMs?: number; retryMs?: number },
@@ -229,9 +253,9 @@ export async function runTransactionChecks(
         { waitMs: options.waitMs ?? 10_000 },
         signal,
       );
-    } catch (err) {
+    } catch {
+      // The broker is away or refused (TOO_MANY_WAITING): try again shortly.
       if (signal.aborted) return;
-      if (!(err instanceof BrokerError)) throw err;
       await new Promise((r) => setTimeout(r, options.retryMs ?? 500));
       continue;
     }
@@ -249,12 +273,12 @@ export async function runTransactionChecks(
 export function withTransactions<C extends object>(
   client: C,
   tx: TransactionClient,
-): C & TransactionApi {
+): C & TransactionClient {
   return new Proxy(client, {
     get(target, prop) {
       const source: object = !(prop in target) && prop in tx ? tx : target;
       const value = Reflect.get(source, prop, source);
       return typeof value === "function" ? value.bind(source) : value;
     },
-  }) as C & TransactionApi;
+  }) as C & TransactionClient;
 }

@@ -10,6 +10,7 @@ import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
 import { TransactionClient, withTransactions } from "../client/transactions.ts";
+import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -30,9 +31,8 @@ if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.
-const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop } = functionsSettingsFromEnv(
-  process.env,
-);
+const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigins } =
+  functionsSettingsFromEnv(process.env);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 const app = await createApp({
@@ -42,11 +42,16 @@ const app = await createApp({
     },
     {
       connect: (baseUrl) => {
-        const token = env("MQ_BROKER_TOKEN") || undefined;
-        return withTransactions(
-          new MqClient({ baseUrl, token }),
-          new TransactionClient({ baseUrl, token }),
-        );
+        const options = {
+          baseUrl,
+          token: env("MQ_BROKER_TOKEN") || undefined,
+          // The resolver fails over to another broker itself; the app renders the broker's
+          // own BrokerError class.
+          retries: 0,
+          mapError: (e: { toProblem(): ProblemJson; status: number }) =>
+            BrokerError.fromProblem(e.toProblem(), e.status),
+        };
+        return withTransactions(new MqClient(options), new TransactionClient(options));
       },
       cacheMs: routeCacheMs,
       nowMs,
@@ -54,6 +59,7 @@ const app = await createApp({
   ),
   apiKeys,
   limits,
+  corsOrigins,
   log,
 });
 await platform.serve({

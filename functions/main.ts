@@ -10,6 +10,7 @@ import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
 import { TransactionClient, withTransactions } from "../client/transactions.ts";
+import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -52,17 +53,25 @@ const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
-      connect: (baseUrl) =>
-        withTransactions(
-          new MqClient({ baseUrl, token: brokerToken }),
-          new TransactionClient({ baseUrl, token: brokerToken }),
-        ),
+      connect: (baseUrl) => {
+        const options = {
+          baseUrl,
+          token: brokerToken,
+          // The resolver fails over to another broker itself; the app renders the broker's
+          // own BrokerError class.
+          retries: 0,
+          mapError: (e: { toProblem(): ProblemJson; status: number }) =>
+            BrokerError.fromProblem(e.toProblem(), e.status),
+        };
+        return withTransactions(new MqClient(options), new TransactionClient(options));
+      },
       cacheMs: routeCacheMs,
       nowMs,
     },
   ),
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
   limits,
+  corsOrigins: settings.corsOrigins,
   log,
 });
 

@@ -95,6 +95,7 @@ async function main() {
     },
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
+    corsOrigins: config.corsOrigins,
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
     qstash: broker?.qstash,
