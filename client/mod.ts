@@ -87,6 +87,7 @@ export class MqClient {
     if (message.delayMs !== undefined) headers["mq-delay-ms"] = String(message.delayMs);
     if (message.deliverAt !== undefined) headers["mq-deliver-at"] = String(message.deliverAt);
     if (message.idempotencyKey !== undefined) headers["idempotency-key"] = message.idempotencyKey;
+    if (message.messageId !== undefined) headers["mq-message-id"] = message.messageId;
     headers["content-type"] = message.contentType ?? "application/octet-stream";
     if (message.properties) {
       for (const [k, v] of Object.entries(message.properties)) headers[`mq-prop-${k}`] = v;

@@ -16,6 +16,8 @@ import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 import { ConfigError } from "../runtime/protocol/setting.ts";
 import { jsonLogger } from "../runtime/log.ts";
+import { grpcSettingsFromEnv } from "../runtime/protocol/grpc_settings.ts";
+import { startGrpcServer } from "./grpc/server.ts";
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const int = (name: string, fallback: number) => {
@@ -38,9 +40,10 @@ if (!kvUrl) {
 }
 // The limits and route timings: the broker's rows (runtime/protocol/limits.ts), so unset
 // variables mean the brokers' own defaults.
-let settings;
+let settings, grpcSettings;
 try {
   settings = functionsSettingsFromEnv(process.env);
+  grpcSettings = grpcSettingsFromEnv(process.env);
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
   process.stderr.write(`config error: ${err.message}\n`);
@@ -49,27 +52,29 @@ try {
 const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
-const app = await createApp({
-  broker: new KvRouteResolver(
-    { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
-    {
-      connect: (baseUrl) => {
-        const options = {
-          baseUrl,
-          token: brokerToken,
-          // The resolver fails over to another broker itself; the app renders the broker's
-          // own BrokerError class.
-          retries: 0,
-          mapError: (e: { toProblem(): ProblemJson; status: number }) =>
-            BrokerError.fromProblem(e.toProblem(), e.status),
-        };
-        return withTransactions(new MqClient(options), new TransactionClient(options));
-      },
-      cacheMs: routeCacheMs,
-      nowMs,
+const resolver = new KvRouteResolver(
+  { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
+  {
+    connect: (baseUrl) => {
+      const options = {
+        baseUrl,
+        token: brokerToken,
+        // The resolver fails over to another broker itself; the app renders the broker's
+        // own BrokerError class.
+        retries: 0,
+        mapError: (e: { toProblem(): ProblemJson; status: number }) =>
+          BrokerError.fromProblem(e.toProblem(), e.status),
+      };
+      return withTransactions(new MqClient(options), new TransactionClient(options));
     },
-  ),
-  apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
+    cacheMs: routeCacheMs,
+    nowMs,
+  },
+);
+const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
+const app = await createApp({
+  broker: resolver,
+  apiKeys,
   limits,
   corsOrigins: settings.corsOrigins,
   log,
@@ -83,15 +88,34 @@ const server = await platform.serve({
   connections: settings.connections,
   maxRequestBodyBytes: settings.requestBodyBytesBackstop,
 }, app.fetch);
+// The RocketMQ 5 gRPC front end (docs/grpc.md): node:http2 serves it on Deno and Bun alike;
+// Deno Deploy has no such server, so functions/deploy.ts has none.
+const grpc = grpcSettings.grpcEnabled
+  ? await startGrpcServer({
+    broker: resolver,
+    apiKeys,
+    settings: grpcSettings,
+    host: hostname,
+    log,
+    brokerName: env("MQ_BROKER_NAME", "broker-a"),
+    maxMessageSize: limits.maxMessageSize,
+    pullWaitMsMax: limits.pullWaitMsMax,
+    nowMs,
+    goawayShield: platform.name === "deno",
+  })
+  : undefined;
 const url = `http://${hostname}:${server.port}`;
-log("info", "functions listening", { url, kv: kvUrl });
-process.stdout.write(JSON.stringify({ event: "listening", url, pid: process.pid }) + "\n");
+const grpcAddress = grpc ? `${hostname}:${grpc.port}` : undefined;
+log("info", "functions listening", { url, grpc: grpcAddress, kv: kvUrl });
+process.stdout.write(
+  JSON.stringify({ event: "listening", url, grpc: grpcAddress, pid: process.pid }) + "\n",
+);
 
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
-  await server.close();
+  await Promise.all([server.close(), grpc?.close()]);
   kv.close();
   process.stdout.write(JSON.stringify({ event: "stopped", pid: process.pid }) + "\n");
   process.exit(0);

@@ -23,6 +23,7 @@ import { MessageLookup } from "./core/lookup.ts";
 import { PopApi } from "./core/pop_api.ts";
 import { MembershipApi } from "./core/membership_api.ts";
 import { DeadLetters } from "./core/dlq.ts";
+import { forwardToDlq } from "./core/dead_letter_forward.ts";
 import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
@@ -167,6 +168,18 @@ export class Broker implements BrokerClient, RecordApi {
       ackBatch: (g, hs) => pop.ackBatch(g, hs),
       nack: (g, h, d) => pop.nack(g, h, d),
       changeInvisibleTime: (g, h, ms) => pop.changeInvisibleTime(g, h, ms),
+      deadLetter: (g, h) =>
+        forwardToDlq(
+          {
+            store,
+            timers: parts.timers,
+            groups,
+            storeHost: { ...LOOPBACK, port: config.port },
+            ack: (group, handle) => pop.ack(group, handle),
+          },
+          g,
+          h,
+        ),
       commitOffset: (g, t, q, o) => consumerOffsets.commitOffset(g, t, q, o),
       getOffsets: (g, t) => consumerOffsets.getOffsets(g, t),
       getOffset: (g, t, q) => consumerOffsets.getOffset(g, t, q),

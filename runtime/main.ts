@@ -2,8 +2,9 @@
 // (`bun run runtime/main.ts`). Like each entry file, the one place in its process that reads
 // the environment and picks the platform (runtime/platform/pick.ts). Prints one JSON line
 // on stdout once listening:
-//   {"event":"listening","url":"http://127.0.0.1:8080","pid":123,"runtime":"deno",
-//    "namesrv":"127.0.0.1:9876","remoting":"127.0.0.1:10911"}   (remoting when it is on)
+//   {"event":"listening","url":"http://127.0.0.1:8080","grpc":"127.0.0.1:8081","pid":123,
+//    "runtime":"deno","namesrv":"127.0.0.1:9876","remoting":"127.0.0.1:10911"}
+//   (grpc, namesrv and remoting when they are on)
 import process from "node:process";
 import { readFileSync, statfsSync } from "node:fs";
 import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
@@ -18,6 +19,7 @@ import { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
+import { type GrpcServer, startGrpcServer } from "../functions/grpc/server.ts";
 
 /** A free TCP port on `host` (the replication port must be known before the lease names it). */
 async function freePort(platform: Platform, host: string): Promise<number> {
@@ -114,6 +116,25 @@ async function main() {
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: config.requestBodyBytesBackstop,
   }, app.fetch);
+  const resolver = {
+    get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
+    failed: () => {},
+  };
+  // The RocketMQ 5 gRPC front end (docs/grpc.md) over the same broker.
+  const grpc: GrpcServer | undefined = config.grpcEnabled
+    ? await startGrpcServer({
+      broker: resolver,
+      apiKeys: config.apiKeys,
+      settings: config,
+      host: config.host,
+      log,
+      brokerName: config.brokerName,
+      maxMessageSize: config.store.maxMessageSize,
+      pullWaitMsMax: config.pullWaitMsMax,
+      nowMs,
+      goawayShield: platform.name === "deno",
+    })
+    : undefined;
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;
@@ -181,6 +202,7 @@ async function main() {
     JSON.stringify({
       event: "listening",
       url: `http://${address}`,
+      ...(grpc ? { grpc: `${config.host}:${grpc.port}` } : {}),
       pid: process.pid,
       runtime: platform.name,
       ...(remoting && { namesrv: remoting.namesrvAddress, remoting: remoting.brokerAddress }),
@@ -200,7 +222,7 @@ async function main() {
     }, config.shutdownGraceMs);
     broker?.drain();
     node?.drain();
-    await server.close();
+    await Promise.all([server.close(), grpc?.close()]);
     await remoting?.close();
     await routes?.stop();
     await broker?.close();

@@ -12,6 +12,7 @@ import { HA_SETTINGS } from "./ha_settings.ts";
 import { TRANSACTION_SETTINGS } from "./transaction_settings.ts";
 import { REMOTING_SETTINGS } from "./remoting_settings.ts";
 import { QSTASH_SETTINGS } from "./qstash_settings.ts";
+import { GRPC_SETTINGS } from "../protocol/grpc_settings.ts";
 
 /** The broker's settings by area, in the order --help and the docs list them. */
 export const SETTING_AREAS = [
@@ -25,6 +26,7 @@ export const SETTING_AREAS = [
   { title: "Transactional messages", rows: TRANSACTION_SETTINGS },
   { title: "RocketMQ remoting (NameServer and broker roles)", rows: REMOTING_SETTINGS },
   { title: "QStash-compatible API", rows: QSTASH_SETTINGS },
+  { title: "RocketMQ 5 gRPC front end", rows: GRPC_SETTINGS },
 ] as const;
 
 /** Every setting a user can change. */

@@ -78,6 +78,9 @@ export interface ConsumerApi {
     receiptHandle: string,
     invisibleMs: number,
   ): Promise<{ invisibleUntil: number }>;
+  /** Sends a received message to %DLQ%{group} at once and acks it (RocketMQ 5's
+   * ForwardMessageToDeadLetterQueue). Optional: the HTTP client (split mode) lacks it. */
+  deadLetter?(group: string, receiptHandle: string): Promise<void>;
   commitOffset(
     group: string,
     topic: string,

@@ -20,6 +20,9 @@ export interface ProduceMessage {
   deliverAt?: number;
   properties?: Record<string, string>;
   idempotencyKey?: string;
+  /** The producer's own message id (RocketMQ 5 clients make one: reference/rocketmq-grpc.md
+   * §8), stored as UNIQ_KEY; the broker makes one when absent. 1-128 visible ASCII. */
+  messageId?: string;
 }
 
 export interface ProduceResult {
