@@ -10,15 +10,18 @@ import { cors } from "hono/cors";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { HaApi } from "../runtime/protocol/ha_api.ts";
 import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
+import type { ReadinessInfo } from "../runtime/protocol/ops_types.ts";
 import { Authenticator, type Right } from "./auth.ts";
 import { BodyDeadlines } from "./body.ts";
 import type { FunctionsLimits } from "../runtime/protocol/limits.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
 import { dlqRoutes } from "./routes/dlq.ts";
 import { groupRoutes, membershipRoutes } from "./routes/groups.ts";
 import { haSnapshotRoutes, haStatusRoutes } from "./routes/ha.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { lookupRoutes } from "./routes/lookups.ts";
 import { offsetRoutes } from "./routes/offsets.ts";
+import { opsRoutes } from "./routes/ops.ts";
 import { popRoutes } from "./routes/pop.ts";
 import { produceRoutes } from "./routes/produce.ts";
 import { pullRoutes } from "./routes/pull.ts";
@@ -48,8 +51,10 @@ export interface FunctionsOptions {
     msg: string,
     fields?: Record<string, unknown>,
   ) => void;
-  /** Prometheus text, when the broker is in this process. */
-  metrics?: () => string;
+  /** Prometheus text: the broker's when it is in this process, and the process's own. */
+  metrics?: () => string | Promise<string>;
+  /** Readiness for GET /readyz (a broker still recovering answers 503 there). */
+  readiness?: () => ReadinessInfo;
   /** A replica of a replicated group: its status and metadata routes. */
   ha?: HaApi;
   /** The broker's QStash calls: set when it is in this process; /v2 is then served. */
@@ -110,7 +115,11 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
 
   // Open routes first: a route that answers without calling next() is never reached by
   // the API key middleware registered after it.
-  app.route("/", healthRoutes({ api: deps.api, metrics: options.metrics }));
+  app.route(
+    "/",
+    healthRoutes({ api: deps.api, metrics: options.metrics, readiness: options.readiness }),
+  );
+  app.route("/", dashboardRoutes());
   if (options.ha) app.route("/", haStatusRoutes(options.ha));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -147,6 +156,7 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   app.route("/", scheduleRoutes(deps));
   app.route("/", subscriptionRoutes(deps));
   app.route("/", transactionRoutes(deps));
+  app.route("/", opsRoutes(deps, options.ha));
   if (options.ha) app.route("/", haSnapshotRoutes(options.ha, deps));
   return app;
 }

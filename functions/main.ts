@@ -7,9 +7,11 @@
 // is an entry file: the only place here that reads the environment and picks the platform.
 import process from "node:process";
 import { createApp } from "./app.ts";
+import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { MqClient } from "../client/mod.ts";
+import { BrokerError as SdkError, MqClient } from "../client/mod.ts";
 import { TransactionClient, withTransactions } from "../client/transactions.ts";
+import { AdminHttp } from "../cli/admin_http.ts";
 import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
@@ -52,6 +54,22 @@ try {
 const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
+/** The SDK client plus the operations views (OpsApi) over the broker's own routes, until
+ * the SDK carries them. */
+const withOps = (client: MqClient, baseUrl: string) => {
+  const ops = new AdminHttp(baseUrl, brokerToken);
+  // The broker's own BrokerError class, as mapError gives the SDK's calls.
+  const mapped = <T>(p: Promise<T>) =>
+    p.catch((e) => {
+      throw e instanceof SdkError ? BrokerError.fromProblem(e.toProblem(), e.status) : e;
+    });
+  return Object.assign(client, {
+    listGroups: () => mapped(ops.listGroups()),
+    topicStats: (topic: string) => mapped(ops.topicStats(topic)),
+    groupProgress: (group: string) => mapped(ops.groupProgress(group)),
+    clusterView: () => mapped(ops.clusterView()),
+  });
+};
 const resolver = new KvRouteResolver(
   { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
   {
@@ -65,19 +83,28 @@ const resolver = new KvRouteResolver(
         mapError: (e: { toProblem(): ProblemJson; status: number }) =>
           BrokerError.fromProblem(e.toProblem(), e.status),
       };
-      return withTransactions(new MqClient(options), new TransactionClient(options));
+      return withTransactions(
+        withOps(new MqClient(options), baseUrl),
+        new TransactionClient(options),
+      );
     },
     cacheMs: routeCacheMs,
     nowMs,
   },
 );
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
+const startedMs = Date.now();
+// This process's own figures: the brokers serve theirs on their own ports.
+const http = instrumentFetch((request) => app.fetch(request));
 const app = await createApp({
   broker: resolver,
   apiKeys,
   limits,
   corsOrigins: settings.corsOrigins,
   log,
+  metrics: () =>
+    [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
+      .join("\n") + "\n",
 });
 
 const hostname = env("HOST", FUNCTIONS_HOST_DEFAULT);
@@ -87,7 +114,7 @@ const server = await platform.serve({
   port,
   connections: settings.connections,
   maxRequestBodyBytes: settings.requestBodyBytesBackstop,
-}, app.fetch);
+}, http.fetch);
 // The RocketMQ 5 gRPC front end (docs/grpc.md): node:http2 serves it on Deno and Bun alike;
 // Deno Deploy has no such server, so functions/deploy.ts has none.
 const grpc = grpcSettings.grpcEnabled

@@ -4,6 +4,7 @@
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
 import type {
   BrokerClient,
+  OpsApi,
   QstashApi,
   RecordApi,
   TransactionApi,
@@ -27,6 +28,10 @@ import { forwardToDlq } from "./core/dead_letter_forward.ts";
 import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
+import { OpsViews } from "./core/ops_views.ts";
+import { countTraffic } from "./core/traffic_api.ts";
+import { brokerMetrics, type PopCounters } from "./core/broker_metrics.ts";
+import { TrafficCounters } from "./core/traffic.ts";
 import { RecordsApi } from "./core/records_api.ts";
 import { QstashDeadLetters } from "./core/qstash_dlq.ts";
 import { qstashApi } from "./core/qstash_api.ts";
@@ -35,7 +40,7 @@ import { LOOPBACK } from "./core/store_host.ts";
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
-export class Broker implements BrokerClient, RecordApi {
+export class Broker implements BrokerClient, RecordApi, OpsApi {
   /** The QStash front end's calls (functions/qstash/). */
   readonly qstash: QstashApi;
   readonly config: BrokerConfig;
@@ -46,6 +51,10 @@ export class Broker implements BrokerClient, RecordApi {
   readonly #parts: BrokerParts;
   readonly #puller: Puller;
   readonly #observability: Observability;
+  /** Produce and consume counters per topic since start (metrics, topic stats). */
+  readonly traffic: TrafficCounters;
+  readonly #pop: PopCounters = { received: 0, acked: 0, nacked: 0 };
+  readonly #views: OpsViews;
   readonly #expireTimer: ReturnType<typeof setInterval>;
   #closed = false;
 
@@ -73,6 +82,8 @@ export class Broker implements BrokerClient, RecordApi {
       bodyText: deps.bodyText,
       nowMs,
     });
+    this.traffic = new TrafficCounters(nowMs);
+    topics.onDeleted((topic) => this.traffic.forget(topic));
     this.#observability = new Observability({
       store,
       holds: parts.holds,
@@ -213,7 +224,23 @@ export class Broker implements BrokerClient, RecordApi {
       findMessages: (t, q) => lookup.findMessages(t, q),
       health: () => this.#observability.health(),
     };
-    Object.assign(this, api);
+    const views = this.#views = new OpsViews({
+      store,
+      offsets,
+      consumerOffsets,
+      topics,
+      groups,
+      dlq,
+      traffic: this.traffic,
+      brokerName: config.brokerName,
+    });
+    const ops: OpsApi = {
+      listGroups: () => views.listGroups(),
+      topicStats: (t) => views.topicStats(t),
+      groupProgress: (g) => views.groupProgress(g),
+      clusterView: () => views.clusterView(),
+    };
+    Object.assign(this, countTraffic(api, this.traffic, this.#pop), ops);
     const tx = parts.transactions;
     const transactions: TransactionApi & TransactionCheckHost = {
       beginTransaction: (t, m, g) => tx.beginTransaction(t, m, g),
@@ -241,9 +268,17 @@ export class Broker implements BrokerClient, RecordApi {
     return this.#parts.topics.configs();
   }
 
-  /** Prometheus text exposition of the broker's gauges. */
-  metrics(): string {
-    return this.#observability.metrics();
+  /** Prometheus text exposition of the broker's figures. */
+  async metrics(): Promise<string> {
+    const more = await brokerMetrics({
+      store: this.store,
+      traffic: this.traffic,
+      views: this.#views,
+      deliveries: this.#parts.webhooks.log,
+      diskUsedRatio: this.#deps.diskUsedRatio,
+      pop: this.#pop,
+    });
+    return this.#observability.metrics() + more.join("\n") + "\n";
   }
 
   /** Every replicated metadata table (topics, groups, offsets, subscriptions, schedules),
@@ -280,4 +315,5 @@ export class Broker implements BrokerClient, RecordApi {
   }
 }
 
-export interface Broker extends BrokerClient, RecordApi, TransactionApi, TransactionCheckHost {}
+export interface Broker
+  extends BrokerClient, RecordApi, OpsApi, TransactionApi, TransactionCheckHost {}

@@ -12,11 +12,14 @@ import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
+import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
 import { type RemotingFront, startRemoting } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
+import { deferred, Readiness } from "./readiness.ts";
+import type { QstashApi } from "./protocol/core_api.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
 import { type GrpcServer, startGrpcServer } from "../functions/grpc/server.ts";
@@ -80,9 +83,12 @@ async function main() {
     bodyText: platform.bodyText,
     openSqlite: platform.openSqlite,
   };
-  // On its own, one Broker for the life of the process; in a replicated group, the HaNode
-  // (started once the HTTP address is known) says which Broker, if any, serves clients.
-  const broker = config.haMode === "none" ? await Broker.open(deps) : undefined;
+  // On its own, one Broker for the life of the process, opened once the port answers (so
+  // /readyz can show recovery progress); in a replicated group, the HaNode (started once
+  // the HTTP address is known) says which Broker, if any, serves clients.
+  const standalone = config.haMode === "none";
+  const readiness = new Readiness();
+  let broker: Broker | undefined;
   let node: HaNode | undefined;
   const started = () => {
     if (!node) {
@@ -90,17 +96,35 @@ async function main() {
     }
     return node;
   };
+  const startedMs = Date.now();
+  const http = instrumentFetch((request) => app.fetch(request));
+  // Every front end finds the broker here per call: refused while it recovers.
+  const resolver = {
+    get: () =>
+      broker
+        ? Promise.resolve(broker)
+        : standalone
+        ? Promise.reject(readiness.refusal())
+        : Promise.resolve().then(() => node!.client()),
+    failed: () => {},
+  };
   const app = await createApp({
-    broker: {
-      get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
-      failed: () => {},
-    },
+    broker: resolver,
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
     corsOrigins: config.corsOrigins,
     log,
-    metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
-    qstash: broker?.qstash,
+    readiness: () => readiness.info(),
+    metrics: async () =>
+      (await (broker?.metrics() ?? node?.metrics() ?? "")) +
+      [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
+        .join("\n") +
+      "\n",
+    // QStash is served where the broker runs in this process; it opens once the port
+    // answers, so until then the calls are refused like the rest of the API.
+    qstash: standalone
+      ? deferred<QstashApi>(() => broker?.qstash, () => readiness.refusal())
+      : undefined,
     // A replicated group's status and metadata routes; the node starts once the HTTP
     // address is known, so until then they answer 503.
     ha: config.haMode === "none" ? undefined : {
@@ -115,11 +139,7 @@ async function main() {
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: config.requestBodyBytesBackstop,
-  }, app.fetch);
-  const resolver = {
-    get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
-    failed: () => {},
-  };
+  }, http.fetch);
   // The RocketMQ 5 gRPC front end (docs/grpc.md) over the same broker.
   const grpc: GrpcServer | undefined = config.grpcEnabled
     ? await startGrpcServer({
@@ -138,6 +158,13 @@ async function main() {
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;
+  if (standalone) {
+    readiness.recovering();
+    process.stdout.write(
+      JSON.stringify({ event: "recovering", url: `http://${address}`, pid: process.pid }) + "\n",
+    );
+    broker = await Broker.open({ ...deps, onRecoveryProgress: (p) => readiness.progress(p) });
+  }
   let kv: KvPort | undefined;
   if (!broker) {
     kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
@@ -178,7 +205,7 @@ async function main() {
       // A taken port: say which setting to change, and close the store cleanly.
       process.stderr.write(`${(err as Error).message}\n`);
       await server.close();
-      await broker.close();
+      await broker?.close();
       process.exit(2);
     });
   }
@@ -193,6 +220,7 @@ async function main() {
       openKv: platform.openKv,
     })
     : undefined;
+  readiness.ready();
   log("info", "broker listening", {
     address,
     dataDir: config.dataDir,
@@ -213,6 +241,7 @@ async function main() {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    readiness.stopping();
     log("info", "shutting down", { signal });
     const force = setTimeout(() => {
       log("error", "graceful shutdown took too long; exiting", {

@@ -2,6 +2,7 @@
 // anything can call it, and closes them in reverse. Each part receives what it uses.
 import { MessageStore } from "../../storage/message_store.ts";
 import type { FilePort } from "../../storage/file_port.ts";
+import type { RecoveryProgress } from "../../storage/recovery.ts";
 import {
   type MetadataDbHandle,
   openMetadataDb,
@@ -61,6 +62,8 @@ export interface BrokerDeps {
   bodyText: BodyText;
   /** The platform's SQLite binding, for the metadata file. */
   openSqlite: SqliteOpen;
+  /** Told how far the store's recovery scan got, now and then (readiness). */
+  onRecoveryProgress?: (progress: RecoveryProgress) => void;
 }
 
 /** The services a broker is made of, all built and started. */
@@ -291,7 +294,7 @@ async function openStore(deps: BrokerDeps): Promise<MessageStore> {
     diskUsedRatio: deps.diskUsedRatio,
   });
   const started = deps.nowMs();
-  const report = await store.open();
+  const report = await store.open({ onRecoveryProgress: deps.onRecoveryProgress });
   deps.log("info", "store recovered", { ...report, ms: deps.nowMs() - started });
   store.start();
   return store;

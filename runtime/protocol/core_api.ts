@@ -45,6 +45,7 @@ import type {
   TransactionPollOptions,
   TransactionView,
 } from "./transaction_types.ts";
+import type { ClusterView, GroupProgress, TopicStats } from "./ops_types.ts";
 import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
@@ -178,6 +179,15 @@ export interface TransactionCheckChannel {
 export interface TransactionCheckHost {
   /** Returns the unregister function; call it when the producer's connection ends. */
   registerTransactionCheckChannel(group: string, channel: TransactionCheckChannel): () => void;
+}
+
+/** Operations views for the admin CLI and the dashboard. The in-process core implements
+ * them; the HTTP client reaches them through their routes (GET /v1/groups, …). */
+export interface OpsApi {
+  listGroups(): Promise<GroupView[]>;
+  topicStats(topic: string): Promise<TopicStats>;
+  groupProgress(group: string): Promise<GroupProgress>;
+  clusterView(): Promise<ClusterView>;
 }
 
 /** All three: what the in-process core and the HTTP client implement, and what the
