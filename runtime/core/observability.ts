@@ -120,12 +120,24 @@ export class Observability {
     const tx = this.d.transactions?.();
     if (tx !== undefined) {
       lines.push(
-        "# TYPE mq_transactions_pending gauge",
-        `mq_transactions_pending ${tx.pending}`,
-        "# TYPE mq_transaction_checks_total counter",
-        `mq_transaction_checks_total ${tx.checksSent}`,
-        "# TYPE mq_transactions_discarded_total counter",
-        `mq_transactions_discarded_total ${tx.discarded}`,
+        ...family(
+          "mq_transactions_pending",
+          "gauge",
+          "Transactions not decided yet (in memory)",
+          tx.pending,
+        ),
+        ...family(
+          "mq_transaction_checks_total",
+          "counter",
+          "Transaction checks sent to producers",
+          tx.checksSent,
+        ),
+        ...family(
+          "mq_transactions_discarded_total",
+          "counter",
+          "Transactions discarded after transactionCheckMax checks",
+          tx.discarded,
+        ),
       );
     }
     return lines.join("\n") + "\n";
