@@ -8,6 +8,7 @@
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
+import { remoteQstash } from "./qstash/remote.ts";
 import { MqClient } from "../client/mod.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
@@ -34,13 +35,20 @@ const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop } = functi
 );
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
+// Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
+// served here too.
+const brokerToken = env("MQ_BROKER_TOKEN") || undefined;
+const brokers = remoteQstash(
+  (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
+  { token: brokerToken },
+);
 const app = await createApp({
   broker: new KvRouteResolver(
     {
       brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address),
     },
     {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: env("MQ_BROKER_TOKEN") || undefined }),
+      connect: brokers.connect,
       cacheMs: routeCacheMs,
       nowMs,
     },
@@ -48,6 +56,7 @@ const app = await createApp({
   apiKeys,
   limits,
   log,
+  qstash: brokers.qstash,
 });
 await platform.serve({
   hostname: HOSTNAME,

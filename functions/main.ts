@@ -8,6 +8,7 @@
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
+import { remoteQstash } from "./qstash/remote.ts";
 import { MqClient } from "../client/mod.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
@@ -47,11 +48,17 @@ try {
 const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
+// Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
+// served here too.
+const brokers = remoteQstash(
+  (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
+  { token: brokerToken },
+);
 const app = await createApp({
   broker: new KvRouteResolver(
     { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
     {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
+      connect: brokers.connect,
       cacheMs: routeCacheMs,
       nowMs,
     },
@@ -59,6 +66,7 @@ const app = await createApp({
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
   limits,
   log,
+  qstash: brokers.qstash,
 });
 
 const hostname = env("HOST", FUNCTIONS_HOST_DEFAULT);

@@ -97,7 +97,9 @@ async function main() {
     limits: functionsLimits(config),
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
-    qstash: broker?.qstash,
+    // The resolved broker is a Broker here, whether our own or the replicated group's
+    // current master (node.client()).
+    qstash: (b) => (b as Broker).qstash,
     // A replicated group's status and metadata routes; the node starts once the HTTP
     // address is known, so until then they answer 503.
     ha: config.haMode === "none" ? undefined : {
