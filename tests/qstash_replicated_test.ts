@@ -3,7 +3,8 @@
 // the brokers' /v1/qstash routes) in front of a replicated group, a Receiver verifies the
 // deliveries; then the master is SIGKILLed and a delivery made by the promoted slave
 // verifies with the same current key (the keys are replicated metadata), as do the keys
-// the new master's own /v2 (found through the HA node) reports.
+// the new master's own /v2 (found through the HA node) reports; deleted and retried dead
+// letters stay gone.
 import assert from "node:assert/strict";
 import { Client, Receiver } from "@upstash/qstash";
 import { RUNTIMES } from "./harness/process.ts";
@@ -59,6 +60,7 @@ for (const runtime of RUNTIMES) {
     assert.deepEqual(await keysAt(cluster.replicas[master].proc!.url), keys);
     // Strict: the current key alone, so a delivery signed with any other key fails.
     const receiver = new Receiver({ currentSigningKey: keys.current, nextSigningKey: "sig_none" });
+    const letters = async () => (await q.dlq.listMessages()).messages;
     const verify = (r: Received, url: string) =>
       receiver.verify({ signature: r.headers["upstash-signature"], body: text(r), url });
 
@@ -91,26 +93,53 @@ for (const runtime of RUNTIMES) {
         assert.equal(s.destination, url);
         assert.equal(s.body, "tick");
         await q.schedules.delete(scheduleId);
-        assert.deepEqual((await q.dlq.listMessages()).messages, []);
       });
 
-      await t.step("SIGKILL the master: the promoted slave signs with the same key", async () => {
-        await sleep(1500); // slaves copy the metadata every 300 ms here
-        await cluster.kill(master);
-        const url = rx.on("/after", () => new Response());
-        const deadline = performance.now() + 20_000;
-        for (;;) {
-          const ok = await q.publish({ url, body: "after failover" }).then(() => true, () => false);
-          if (ok) break;
-          assert.ok(performance.now() < deadline, "no publish reached a new master");
+      await t.step("DLQ over HTTP: a deleted and a retried letter leave the list", async () => {
+        let fail = true;
+        const url = rx.on("/dead", () => new Response(null, { status: fail ? 500 : 200 }));
+        const a = await q.publish({ url, body: "a", retries: 0 });
+        const b = await q.publish({ url, body: "b", retries: 0 });
+        const deadline = performance.now() + 15_000;
+        let found = await letters();
+        while (![a, b].every((m) => found.some((l) => l.messageId === m.messageId))) {
+          assert.ok(performance.now() < deadline, "not dead-lettered");
           await sleep(100);
+          found = await letters();
         }
-        await rx.until(() => rx.at("/after").length >= 1, 15_000, "delivery after failover");
-        for (const r of rx.at("/after")) assert.equal(await verify(r, url), true);
-        const next = await cluster.waitForMaster(1, 20_000, master);
-        assert.deepEqual(await keysAt(cluster.replicas[next].proc!.url), keys);
-        assert.deepEqual(await keysAt(functions.url), keys);
+        await q.dlq.delete(found.find((l) => l.messageId === a.messageId)!.dlqId);
+        fail = false;
+        await q.dlq.retry(found.find((l) => l.messageId === b.messageId)!.dlqId);
+        const bs = () => rx.at("/dead").filter((r) => text(r) === "b").length;
+        await rx.until(() => bs() >= 2, 15_000, "redelivery");
+        assert.deepEqual(await letters(), []);
       });
+
+      await t.step(
+        "SIGKILL the master: the promoted slave signs with the same key, keeps the DLQ tombstones",
+        async () => {
+          await sleep(1500); // slaves copy the metadata every 300 ms here
+          await cluster.kill(master);
+          const url = rx.on("/after", () => new Response());
+          const deadline = performance.now() + 20_000;
+          for (;;) {
+            const ok = await q.publish({ url, body: "after failover" }).then(
+              () => true,
+              () => false,
+            );
+            if (ok) break;
+            assert.ok(performance.now() < deadline, "no publish reached a new master");
+            await sleep(100);
+          }
+          await rx.until(() => rx.at("/after").length >= 1, 15_000, "delivery after failover");
+          for (const r of rx.at("/after")) assert.equal(await verify(r, url), true);
+          const next = await cluster.waitForMaster(1, 20_000, master);
+          assert.deepEqual(await keysAt(cluster.replicas[next].proc!.url), keys);
+          assert.deepEqual(await keysAt(functions.url), keys);
+          // The DLQ tombstones came along: the deleted and retried letters stay gone.
+          assert.deepEqual(await letters(), []);
+        },
+      );
     } catch (err) {
       const logs = cluster.replicas.map((r) => `--- ${r.id}\n${tail(r.proc)}`).join("\n");
       throw new Error(
