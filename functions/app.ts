@@ -6,6 +6,7 @@
 import type { BrokerClient, BrokerResolver, QstashOf } from "../runtime/protocol/core_api.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { cors } from "hono/cors";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { HaApi } from "../runtime/protocol/ha_api.ts";
 import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
@@ -55,7 +56,12 @@ export interface FunctionsOptions {
   /** The QStash calls of the broker `broker` resolves to; when set, /v2 (the QStash API)
    * and /v1/qstash (its plumbing, for split-mode functions) are served. */
   qstash?: QstashOf;
+  /** Origins whose browser pages may call the API (corsOrigins; "*": any). None: no CORS. */
+  corsOrigins?: string[];
 }
+
+/** How long a browser may cache a preflight answer, s. */
+const CORS_MAX_AGE_SEC = 600;
 
 const API_INFO = {
   title: "edgemq",
@@ -88,6 +94,21 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
       options.log,
     )
   );
+
+  // CORS before everything, so preflights are answered without an API key. Never with
+  // credentials: a page presents its API key in Authorization, which CORS does not count.
+  const origins = options.corsOrigins ?? [];
+  if (origins.length > 0) {
+    app.use(
+      "*",
+      cors({
+        origin: origins.includes("*") ? "*" : origins,
+        credentials: false,
+        exposeHeaders: ["retry-after"],
+        maxAge: CORS_MAX_AGE_SEC,
+      }),
+    );
+  }
 
   // Open routes first: a route that answers without calling next() is never reached by
   // the API key middleware registered after it.

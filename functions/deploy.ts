@@ -10,6 +10,7 @@ import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { remoteQstash } from "./qstash/remote.ts";
 import { MqClient } from "../client/mod.ts";
+import { BrokerError } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -30,16 +31,23 @@ if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.
-const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop } = functionsSettingsFromEnv(
-  process.env,
-);
+const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigins } =
+  functionsSettingsFromEnv(process.env);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 // Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
 // served here too.
 const brokerToken = env("MQ_BROKER_TOKEN") || undefined;
 const brokers = remoteQstash(
-  (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
+  // The resolver fails over to another broker itself; the app renders the broker's own
+  // BrokerError class.
+  (baseUrl) =>
+    new MqClient({
+      baseUrl,
+      token: brokerToken,
+      retries: 0,
+      mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
+    }),
   { token: brokerToken },
 );
 const app = await createApp({
@@ -55,6 +63,7 @@ const app = await createApp({
   ),
   apiKeys,
   limits,
+  corsOrigins,
   log,
   qstash: brokers.qstash,
 });

@@ -10,6 +10,7 @@ import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { remoteQstash } from "./qstash/remote.ts";
 import { MqClient } from "../client/mod.ts";
+import { BrokerError } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -51,7 +52,15 @@ const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
 // Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
 // served here too.
 const brokers = remoteQstash(
-  (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
+  // The resolver fails over to another broker itself; the app renders the broker's own
+  // BrokerError class.
+  (baseUrl) =>
+    new MqClient({
+      baseUrl,
+      token: brokerToken,
+      retries: 0,
+      mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
+    }),
   { token: brokerToken },
 );
 const app = await createApp({
@@ -65,6 +74,7 @@ const app = await createApp({
   ),
   apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
   limits,
+  corsOrigins: settings.corsOrigins,
   log,
   qstash: brokers.qstash,
 });

@@ -95,6 +95,7 @@ async function main() {
     },
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
+    corsOrigins: config.corsOrigins,
     log,
     metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
     // The resolved broker is a Broker here, whether our own or the replicated group's

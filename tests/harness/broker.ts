@@ -44,7 +44,7 @@ export async function startFunctions(
     return {
       url,
       child,
-      client: new MqClient({ baseUrl: url }),
+      client: new MqClient({ baseUrl: url, retries: 0 }),
       [Symbol.asyncDispose]: () => child[Symbol.asyncDispose](),
     };
   } catch (err) {
@@ -81,7 +81,8 @@ export async function startBroker(
     await child.exited;
     throw err;
   }
-  const client = new MqClient({ baseUrl: listening.url, token: options.token });
+  // No retries: tests see each refusal as the broker answered it.
+  const client = new MqClient({ baseUrl: listening.url, token: options.token, retries: 0 });
   const proc: BrokerProcess = {
     runtime,
     url: listening.url,
