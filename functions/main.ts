@@ -11,6 +11,7 @@ import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { BrokerError as SdkError, MqClient } from "../client/mod.ts";
 import { AdminHttp } from "../cli/admin_http.ts";
+import { remoteQstash } from "./qstash/remote.ts";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
@@ -69,24 +70,26 @@ const withOps = (client: MqClient, baseUrl: string) => {
     clusterView: () => mapped(ops.clusterView()),
   });
 };
+// Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
+// served here too.
+const brokers = remoteQstash(
+  (baseUrl) =>
+    withOps(
+      new MqClient({
+        baseUrl,
+        token: brokerToken,
+        // The resolver fails over to another broker itself; the app renders the broker's
+        // own BrokerError class.
+        retries: 0,
+        mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
+      }),
+      baseUrl,
+    ),
+  { token: brokerToken },
+);
 const resolver = new KvRouteResolver(
   { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
-  {
-    connect: (baseUrl) =>
-      withOps(
-        new MqClient({
-          baseUrl,
-          token: brokerToken,
-          // The resolver fails over to another broker itself; the app renders the broker's
-          // own BrokerError class.
-          retries: 0,
-          mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
-        }),
-        baseUrl,
-      ),
-    cacheMs: routeCacheMs,
-    nowMs,
-  },
+  { connect: brokers.connect, cacheMs: routeCacheMs, nowMs },
 );
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
 const startedMs = Date.now();
@@ -98,9 +101,12 @@ const app = await createApp({
   limits,
   corsOrigins: settings.corsOrigins,
   log,
+  qstash: brokers.qstash,
   metrics: () =>
     [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
-      .join("\n") + "\n",
+      .join("
+") + "
+",
 });
 
 const hostname = env("HOST", FUNCTIONS_HOST_DEFAULT);

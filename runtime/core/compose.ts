@@ -34,6 +34,7 @@ import { Producer } from "./producer.ts";
 import type { ReplicationGate } from "./replication_gate.ts";
 import { LOOPBACK } from "./store_host.ts";
 import { QstashCore } from "./qstash.ts";
+import { QstashStateRepo } from "../../storage/metadata/qstash_state_repo.ts";
 
 export interface BrokerDeps {
   /** A store already open and started (a slave's, promoted): used as is. Default: the
@@ -77,6 +78,8 @@ export interface BrokerParts {
   subscriptions: SubscriptionRepo;
   webhooks: WebhookService;
   qstash: QstashCore;
+  /** The QStash dialect's stored state (keys, DLQ tombstones). */
+  qstashState: QstashStateRepo;
 }
 
 export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
@@ -192,7 +195,9 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   pop.arriving(); // CKs that fired while the broker was down
   const egress = createEgress(config, log);
   const subscriptions = new SubscriptionRepo(metadataHandle.db);
+  const qstashState = new QstashStateRepo(metadataHandle.db, nowMs);
   const qstash = new QstashCore({
+    state: qstashState,
     files,
     dataDir: config.dataDir,
     settings: {
@@ -256,6 +261,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     subscriptions,
     webhooks,
     qstash,
+    qstashState,
   };
 }
 
