@@ -125,6 +125,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       parts.qstash,
       new QstashDeadLetters({
         store,
+        state: parts.qstashState,
         files: deps.files,
         dataDir: config.dataDir,
         storeHost: { ...LOOPBACK, port: config.port },

@@ -175,6 +175,7 @@ export const SubscriptionView = z.object({
   retryMaxTimes: z.int(),
   retryBackoffMs: z.array(z.int()).nullable(),
   failureCallbackUrl: z.string().nullable(),
+  dialect: z.literal("qstash").optional(),
   status: z.enum(["active", "paused", "disabled"]),
   statusReason: z.string().nullable(),
   createdAt: z.int(),

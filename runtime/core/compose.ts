@@ -42,6 +42,7 @@ import { LOOPBACK } from "./store_host.ts";
 import { createTransactionService, type TransactionService } from "./transaction_service.ts";
 import { TRANS_CHECK_URL_TOPIC } from "./transaction_channels.ts";
 import { QstashCore } from "./qstash.ts";
+import { QstashStateRepo } from "../../storage/metadata/qstash_state_repo.ts";
 
 export interface BrokerDeps {
   /** A store already open and started (a slave's, promoted): used as is. Default: the
@@ -86,6 +87,8 @@ export interface BrokerParts {
   webhooks: WebhookService;
   transactions: TransactionService;
   qstash: QstashCore;
+  /** The QStash dialect's stored state (keys, DLQ tombstones). */
+  qstashState: QstashStateRepo;
 }
 
 export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
@@ -201,7 +204,9 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   pop.arriving(); // CKs that fired while the broker was down
   const egress = createEgress(config, log);
   const subscriptions = new SubscriptionRepo(metadataHandle.db);
+  const qstashState = new QstashStateRepo(metadataHandle.db, nowMs);
   const qstash = new QstashCore({
+    state: qstashState,
     files,
     dataDir: config.dataDir,
     settings: {
@@ -282,6 +287,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     webhooks,
     transactions,
     qstash,
+    qstashState,
   };
 }
 

@@ -243,6 +243,11 @@ export interface QstashApi {
   qstashSchedule(id: string): Promise<QstashScheduleDetails>;
 }
 
+/** The QStash calls of a broker the resolver gave: in this process (and in a replicated
+ * group, the current master) the Broker's own; in split mode and on Deploy, that broker's
+ * /v1/qstash routes over HTTP. The QStash front end applies it per request. */
+export type QstashOf = (broker: BrokerClient) => QstashApi;
+
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
  * table (split mode), re-read when a call fails. */
 export interface BrokerResolver {
