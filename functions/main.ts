@@ -104,9 +104,7 @@ const app = await createApp({
   qstash: brokers.qstash,
   metrics: () =>
     [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
-      .join("
-") + "
-",
+      .join("\n") + "\n",
 });
 
 const hostname = env("HOST", FUNCTIONS_HOST_DEFAULT);

@@ -117,10 +117,8 @@ async function main() {
     metrics: async () =>
       (await (broker?.metrics() ?? node?.metrics() ?? "")) +
       [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
-        .join("
-") +
-      "
-",
+        .join("\n") +
+      "\n",
     // The resolved broker is a Broker here, whether our own or the replicated group's
     // current master (node.client()); while it recovers the resolver refuses first.
     qstash: (b) => (b as Broker).qstash,
