@@ -37,6 +37,7 @@ import { scheduledRoutes } from "./routes/scheduled.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { topicRoutes } from "./routes/topics.ts";
+import { transactionRoutes } from "./routes/transactions.ts";
 import { qstashApp } from "./qstash/app.ts";
 import { qstashPerRequest } from "./qstash/source.ts";
 import { qstashCoreRoutes } from "./routes/qstash_core.ts";
@@ -159,6 +160,7 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   app.route("/", scheduledRoutes(deps));
   app.route("/", scheduleRoutes(deps));
   app.route("/", subscriptionRoutes(deps));
+  app.route("/", transactionRoutes(deps));
   app.route("/", opsRoutes(deps, options.ha));
   if (qstash) app.route("/", qstashCoreRoutes(deps, qstash));
   if (options.ha) app.route("/", haSnapshotRoutes(options.ha, deps));

@@ -10,7 +10,8 @@ import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { remoteQstash } from "./qstash/remote.ts";
 import { MqClient } from "../client/mod.ts";
-import { BrokerError } from "../runtime/protocol/errors.ts";
+import { TransactionClient, withTransactions } from "../client/transactions.ts";
+import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -41,13 +42,17 @@ const brokerToken = env("MQ_BROKER_TOKEN") || undefined;
 const brokers = remoteQstash(
   // The resolver fails over to another broker itself; the app renders the broker's own
   // BrokerError class.
-  (baseUrl) =>
-    new MqClient({
+  (baseUrl) => {
+    const options = {
       baseUrl,
       token: brokerToken,
       retries: 0,
-      mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
-    }),
+      mapError: (e: { toProblem(): ProblemJson; status: number }) =>
+        BrokerError.fromProblem(e.toProblem(), e.status),
+    };
+    // ...and its transaction calls (client/transactions.ts).
+    return withTransactions(new MqClient(options), new TransactionClient(options));
+  },
   { token: brokerToken },
 );
 const app = await createApp({

@@ -10,9 +10,10 @@ import { createApp } from "./app.ts";
 import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { BrokerError as SdkError, MqClient } from "../client/mod.ts";
+import { TransactionClient, withTransactions } from "../client/transactions.ts";
 import { AdminHttp } from "../cli/admin_http.ts";
 import { remoteQstash } from "./qstash/remote.ts";
-import { BrokerError } from "../runtime/protocol/errors.ts";
+import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -73,18 +74,22 @@ const withOps = (client: MqClient, baseUrl: string) => {
 // Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
 // served here too.
 const brokers = remoteQstash(
-  (baseUrl) =>
-    withOps(
-      new MqClient({
-        baseUrl,
-        token: brokerToken,
-        // The resolver fails over to another broker itself; the app renders the broker's
-        // own BrokerError class.
-        retries: 0,
-        mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
-      }),
+  (baseUrl) => {
+    const options = {
       baseUrl,
-    ),
+      token: brokerToken,
+      // The resolver fails over to another broker itself; the app renders the broker's
+      // own BrokerError class.
+      retries: 0,
+      mapError: (e: { toProblem(): ProblemJson; status: number }) =>
+        BrokerError.fromProblem(e.toProblem(), e.status),
+    };
+    // ...and its transaction calls (client/transactions.ts).
+    return withTransactions(
+      withOps(new MqClient(options), baseUrl),
+      new TransactionClient(options),
+    );
+  },
   { token: brokerToken },
 );
 const resolver = new KvRouteResolver(

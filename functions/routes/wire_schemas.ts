@@ -33,6 +33,9 @@ export const ProduceResult = z.object({
   replicas: z.int().optional(),
   deliverAt: z.int().optional(),
   idempotentReplay: z.boolean().optional(),
+  transactionId: z.string().optional().openapi({
+    description: "Set for Mq-Transaction: begin (equals messageId)",
+  }),
 }).openapi("ProduceResult");
 
 export const BatchItemResult = z.union([
