@@ -5,12 +5,17 @@
 // the group from the lease and the published replica states: the live master as brokerId 0
 // and the others under their brokerIds, so a failover changes the route; other groups come
 // from the KV route table. A lone broker's NameServer (loneRoutes) answers itself and those.
-import type { BrokerClient, RecordApi } from "./protocol/core_api.ts";
+import type {
+  BrokerClient,
+  RecordApi,
+  TransactionApi,
+  TransactionCheckHost,
+} from "./protocol/core_api.ts";
 import type { HaNode } from "./ha/node.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import { readRoutes, type RouteEntry } from "./protocol/routes.ts";
 
-type RemotingCore = BrokerClient & RecordApi;
+type RemotingCore = BrokerClient & RecordApi & TransactionApi & TransactionCheckHost;
 
 /** One broker group as the NameServer answers it (functions/remoting/namesrv.ts). */
 export interface NamesrvRoute {

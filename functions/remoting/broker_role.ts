@@ -20,6 +20,7 @@ import { handleAck, handleChangeInvisible, handlePop, type PopDeps } from "./pop
 import { PopHandles } from "./pop_handles.ts";
 import { offsetMessageIdPrefix } from "./message.ts";
 import { handleSend, longHeader } from "./send_handlers.ts";
+import { handleEndTransaction, RemotingProducers } from "./transactions.ts";
 import {
   handleCreateTopic,
   handleQueryMessage,
@@ -43,8 +44,7 @@ export interface BrokerRoleOptions {
   subscriptionsMax: number;
   /** POP receipts remembered for remoting clients (remotingPopHandlesMax). */
   popHandlesMax: number;
-  /** More request codes (the hook for END_TRANSACTION once transactions are in the core
-   * API); a code here replaces the built-in answer. */
+  /** More request codes; a code here replaces the built-in answer. */
   extraHandlers?: ReadonlyMap<number, RemotingHandler>;
 }
 
@@ -56,6 +56,7 @@ type Handler = RemotingHandler;
 
 export class BrokerRole {
   readonly consumers: RemotingConsumers;
+  readonly producers: RemotingProducers;
   readonly #handlers = new Map<number, Handler>();
   readonly #o: BrokerRoleOptions;
 
@@ -73,6 +74,7 @@ export class BrokerRole {
       core,
       idPrefix: offsetMessageIdPrefix(o.storeHost.ip, o.storeHost.port),
     };
+    this.producers = new RemotingProducers(core, sendDeps.idPrefix);
     const send = (req: RemotingCommand) => handleSend(sendDeps, req);
     const R = RequestCode;
     const on = (code: number, h: Handler) => this.#handlers.set(code, h);
@@ -83,7 +85,11 @@ export class BrokerRole {
     on(R.POP_MESSAGE, (req, conn) => handlePop(pop, req, conn));
     on(R.ACK_MESSAGE, (req) => handleAck(pop, req));
     on(R.CHANGE_MESSAGE_INVISIBLETIME, (req) => handleChangeInvisible(pop, req));
-    on(R.HEART_BEAT, (req, conn) => handleHeartbeat(c, req, conn));
+    on(R.HEART_BEAT, (req, conn) => {
+      this.producers.heartbeat(req, conn); // transaction check channels (transactions.ts)
+      return handleHeartbeat(c, req, conn);
+    });
+    on(R.END_TRANSACTION, (req) => handleEndTransaction(core, req));
     on(R.UNREGISTER_CLIENT, (req, conn) => handleUnregister(c, req, conn));
     on(R.GET_CONSUMER_LIST_BY_GROUP, (req) => handleConsumerList(c, req));
     on(R.QUERY_CONSUMER_OFFSET, (req) => handleQueryOffset(c, req));
@@ -110,6 +116,7 @@ export class BrokerRole {
 
   /** A closed connection's consumers leave their groups (the rest rebalance). */
   connectionClosed(conn: Connection): void {
+    this.producers.closed(conn);
     const c: ConsumerDeps = {
       core: this.#o.core,
       consumers: this.consumers,
@@ -170,6 +177,8 @@ function rightsOf(
     case R.SEARCH_OFFSET_BY_TIMESTAMP:
     case R.QUERY_MESSAGE:
       return ["see", { topic: f.topic ?? "" }];
+    case R.END_TRANSACTION:
+      return ["publish", f.topic ? { topic: f.topic } : {}];
     case R.UPDATE_AND_CREATE_TOPIC:
     case R.VIEW_MESSAGE_BY_ID:
     case R.GET_BROKER_RUNTIME_INFO:
@@ -180,9 +189,6 @@ function rightsOf(
 }
 
 function notSupported(req: RemotingCommand): Promise<RemotingCommand> {
-  const R = RequestCode;
-  const remark = req.code === R.END_TRANSACTION
-    ? "END_TRANSACTION is not served over remoting yet: transactions are not in the core API"
-    : `Request code ${req.code} is not supported by this broker`;
+  const remark = `Request code ${req.code} is not supported by this broker`;
   return Promise.resolve(responseTo(req, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark));
 }
