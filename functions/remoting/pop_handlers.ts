@@ -13,6 +13,7 @@ import { type ConsumerDeps, ensureGroup } from "./consumer_handlers.ts";
 import { int, ok, optionalInt, optionalText, text } from "./headers.ts";
 import { concatBytes } from "./message.ts";
 import { parseExtraInfo, type PopHandles } from "./pop_handles.ts";
+import { recordTopic, withReconsumeTimes } from "./record_bytes.ts";
 import type { Connection } from "./server.ts";
 
 export interface PopDeps extends ConsumerDeps {
@@ -126,35 +127,4 @@ function stringify(fields: Record<string, number>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k in fields) out[k] = String(fields[k]);
   return out;
-}
-
-const SYSFLAG_BORN_HOST_V6 = 0x10;
-const SYSFLAG_STORE_HOST_V6 = 0x20;
-const MAGIC_V2 = 0xDAA320AB | 0;
-
-/** Where RECONSUMETIMES sits in a stored record (reference/rocketmq.md §1). */
-function reconsumeAt(view: DataView): number {
-  const sysFlag = view.getInt32(36);
-  const bornHost = sysFlag & SYSFLAG_BORN_HOST_V6 ? 20 : 8;
-  const storeHost = sysFlag & SYSFLAG_STORE_HOST_V6 ? 20 : 8;
-  return 48 + bornHost + 8 + storeHost;
-}
-
-/** A copy of the record with the delivery's reconsume count (the stored bytes untouched). */
-export function withReconsumeTimes(stored: Uint8Array, reconsumeTimes: number): Uint8Array {
-  const copy = stored.slice();
-  const view = new DataView(copy.buffer, copy.byteOffset, copy.byteLength);
-  view.setInt32(reconsumeAt(view), reconsumeTimes);
-  return copy;
-}
-
-/** The topic a stored record names. */
-export function recordTopic(record: Uint8Array): string {
-  const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
-  let at = reconsumeAt(view) + 4 + 8;
-  at += 4 + view.getInt32(at);
-  const v2 = view.getInt32(4) === MAGIC_V2;
-  const len = v2 ? view.getInt16(at) : view.getInt8(at);
-  at += v2 ? 2 : 1;
-  return new TextDecoder().decode(record.subarray(at, at + len));
 }
