@@ -149,10 +149,15 @@ export class PopCheckpoints {
     return due;
   }
 
-  /** Their messages went back (or to the DLQ): records it, so recovery does not again. */
-  async revived(entries: InFlight[]): Promise<void> {
-    if (entries.length === 0) return;
-    await appendSettled(this.deps, "revived", entries.map((e) => e.h));
+  /** Their messages go back (or to the DLQ): one record, so recovery does not again. */
+  recordRevived(entries: InFlight[]): Promise<unknown> {
+    return entries.length === 0
+      ? Promise.resolve()
+      : appendSettled(this.deps, "revived", entries.map((e) => e.h));
+  }
+
+  /** Brought back and recorded: their CKs need no replay for them any more. */
+  released(entries: InFlight[]): void {
     for (const e of entries) this.#release(e);
   }
 

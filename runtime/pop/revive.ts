@@ -65,7 +65,12 @@ export class ReviveLoop {
       const now = this.deps.nowMs();
       const due = this.checkpoints.takeDue(now, this.deps.settings.popReviveBatchNums);
       if (due.length === 0) return;
-      const results = await Promise.allSettled(due.map((e) => this.#reviveOne(e)));
+      // The copies and the "revived" record are written in one turn, the record last: a
+      // crash keeps the copies without the record (the message comes twice), never the
+      // record without the copies.
+      const puts = due.map((e) => this.#reviveOne(e));
+      const recorded = this.checkpoints.recordRevived(due);
+      const results = await Promise.allSettled(puts);
       const failed = due.filter((_, i) => results[i].status === "rejected");
       if (failed.length > 0) {
         const first = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
@@ -75,7 +80,8 @@ export class ReviveLoop {
         });
         this.checkpoints.restore(failed, now + RETRY_AFTER_FAILURE_MS);
       }
-      await this.checkpoints.revived(due.filter((_, i) => results[i].status === "fulfilled"));
+      await recorded;
+      this.checkpoints.released(due.filter((_, i) => results[i].status === "fulfilled"));
     }
   }
 
