@@ -41,6 +41,10 @@ export class PopCheckpoints {
   readonly #heap = new DeadlineHeap<InFlight>();
   /** Recently settled handles, oldest first, so a second ack gets its own error. */
   readonly #settled = new Map<string, { g: string; how: Settled }>();
+  /** #settled's keys in the order they came, a ring of popSettledHandlesMax: the oldest is
+   * dropped by index (deleting a Map's first key walks the holes of earlier deletes). */
+  readonly #settledRing: string[] = [];
+  #ringNext = 0;
   /** CK records in log order from the oldest with a live entry (from #head on). */
   #cks: CkSlot[] = [];
   #head = 0;
@@ -233,9 +237,14 @@ export class PopCheckpoints {
     this.#heap.remove(e);
     this.#live.delete(e.h);
     this.#settled.set(e.h, { g: e.g, how });
-    if (this.#settled.size > this.deps.settings.popSettledHandlesMax) {
-      this.#settled.delete(this.#settled.keys().next().value!);
+    const ring = this.#settledRing;
+    if (ring.length < this.deps.settings.popSettledHandlesMax) {
+      ring.push(e.h);
+      return;
     }
+    this.#settled.delete(ring[this.#ringNext]);
+    ring[this.#ringNext] = e.h;
+    this.#ringNext = (this.#ringNext + 1) % ring.length;
   }
 
   /** Acks of this turn share one record (at most ACK_RECORD_HANDLES handles each). */
