@@ -18,7 +18,7 @@
 //                            --seconds per run, 3 rounds alternating; the ratio of medians
 //   shutdown_1000_topics_ms  SIGTERM -> exit of that broker (every topic written to); the
 //                            restart then finds every acknowledged message (flushed_ok)
-// With --json the last stdout line is one JSON object. bench/README.md has the figures.
+// --only cold|functions|topics runs one phase. With --json the last stdout line is one JSON object. bench/README.md has the figures.
 import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -31,6 +31,8 @@ const json = flags.has("json");
 const runs = Math.round(flags.number("runs", 5));
 const topicCount = Math.round(flags.number("topics", 1000));
 const seconds = flags.number("seconds", 3);
+/** --only cold|functions|topics: run that phase alone (the others report NaN). */
+const only = flags.string("only", "");
 const CONNECTIONS = 64;
 const BODY = "m".repeat(1024);
 const KV_TOKEN = "startup-bench-token-0123456789";
@@ -223,15 +225,13 @@ async function manyTopics() {
     );
   }
   // What every topic holds now, then SIGTERM and a restart: all of it must be there.
-  const counts: number[] = [];
-  for (const t of many) counts.push(await maxOffsets(b.url, t));
+  const counts = await allOffsets(b.url, many);
   const stopAt = performance.now();
   await b.stop();
   const clean = b.stoppedCleanly();
   const shutdownMs = performance.now() - stopAt;
   b = await start("runtime/main.ts", { DATA_DIR: dataDir });
-  const after: number[] = [];
-  for (const t of many) after.push(await maxOffsets(b.url, t));
+  const after = await allOffsets(b.url, many);
   await b.stop();
   const flushed = counts.every((c, i) => after[i] >= c);
   say(
@@ -240,6 +240,19 @@ async function manyTopics() {
     } ms; restart finds every message: ${flushed}`,
   );
   return { one: median(one), all: median(all), shutdownMs, clean, flushed };
+}
+
+/** maxOffsets() of each topic, 16 topics at a time. */
+async function allOffsets(url: string, topics: string[]): Promise<number[]> {
+  const out = new Array<number>(topics.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < topics.length) {
+      const i = next++;
+      out[i] = await maxOffsets(url, topics[i]);
+    }
+  }));
+  return out;
 }
 
 /** Messages in `topic` (the sum of its queues' max offsets). */
@@ -254,12 +267,15 @@ say(
   `# startup_bench: runtime=${runtime.name} ${runtime.version} runs=${runs} topics=${topicCount} seconds=${seconds}`,
 );
 try {
+  const skip = (phase: string) => only !== "" && only !== phase;
   say("[1] cold start and idle RSS…");
-  const c = await coldStarts();
+  const c = skip("cold") ? { cold: NaN, listening: NaN, rss: NaN } : await coldStarts();
   say("[2] split-mode functions cold start…");
-  const f = await functionsColdStarts();
+  const f = skip("functions") ? NaN : await functionsColdStarts();
   say(`[3] ${topicCount} topics vs 1, and shutdown…`);
-  const t = await manyTopics();
+  const t = skip("topics")
+    ? { one: NaN, all: NaN, shutdownMs: NaN, clean: false, flushed: false }
+    : await manyTopics();
   const out = {
     runtime: runtime.name,
     runtime_version: runtime.version,
