@@ -59,11 +59,17 @@ function start(
   ready: (v: Record<string, unknown>) => boolean = (v) => v.event === "listening",
   args: string[] = [],
 ): Promise<Child> {
-  const argv = isDeno
-    ? ["run", ...(script === "runtime/main.ts" ? [brokerDenoV8Flags()] : []), "-A", script, ...args]
-    : ["run", script, ...args];
+  // The KV host is a Deno tool (tools/kv_host) under either runtime.
+  const tool = script.startsWith("tools/");
+  const argv = tool || !isDeno ? ["run", ...(tool ? ["-A"] : []), script, ...args] : [
+    "run",
+    ...(script === "runtime/main.ts" ? [brokerDenoV8Flags()] : []),
+    "-A",
+    script,
+    ...args,
+  ];
   const spawnedAt = performance.now();
-  const child = spawn(script.startsWith("tools/") ? "deno" : process.execPath, argv, {
+  const child = spawn(tool ? "deno" : process.execPath, argv, {
     env: { ...process.env, PORT: "0", MQ_LOG_LEVEL: "error", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
