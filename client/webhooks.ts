@@ -32,8 +32,10 @@ export type WebhookVerificationErrorCode =
 
 /** The request is not a genuine, fresh delivery. `code` is stable; answer it with 400/401. */
 export class WebhookVerificationError extends Error {
-  constructor(readonly code: WebhookVerificationErrorCode, message: string) {
+  readonly code: WebhookVerificationErrorCode;
+  constructor(code: WebhookVerificationErrorCode, message: string) {
     super(message);
+    this.code = code;
     this.name = "WebhookVerificationError";
   }
 }

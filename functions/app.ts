@@ -3,21 +3,25 @@
 // refusal as one problem+json, and serves the OpenAPI document built from the routes'
 // schemas. Each family is given the narrowest core interface it needs, found per request:
 // the broker in this process (embedded) or one found in the KV route table (split, Deploy).
-import type { BrokerClient, BrokerResolver } from "../runtime/protocol/core_api.ts";
+import type { BrokerClient, BrokerResolver, QstashApi } from "../runtime/protocol/core_api.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { cors } from "hono/cors";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { HaApi } from "../runtime/protocol/ha_api.ts";
 import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
+import type { ReadinessInfo } from "../runtime/protocol/ops_types.ts";
 import { Authenticator, type Right } from "./auth.ts";
 import { BodyDeadlines } from "./body.ts";
 import type { FunctionsLimits } from "../runtime/protocol/limits.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
 import { dlqRoutes } from "./routes/dlq.ts";
 import { groupRoutes, membershipRoutes } from "./routes/groups.ts";
 import { haSnapshotRoutes, haStatusRoutes } from "./routes/ha.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { lookupRoutes } from "./routes/lookups.ts";
 import { offsetRoutes } from "./routes/offsets.ts";
+import { opsRoutes } from "./routes/ops.ts";
 import { popRoutes } from "./routes/pop.ts";
 import { produceRoutes } from "./routes/produce.ts";
 import { pullRoutes } from "./routes/pull.ts";
@@ -33,6 +37,7 @@ import { scheduledRoutes } from "./routes/scheduled.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { topicRoutes } from "./routes/topics.ts";
+import { qstashApp } from "./qstash/app.ts";
 
 export type { FunctionsLimits } from "../runtime/protocol/limits.ts";
 
@@ -45,11 +50,20 @@ export interface FunctionsOptions {
     msg: string,
     fields?: Record<string, unknown>,
   ) => void;
-  /** Prometheus text, when the broker is in this process. */
-  metrics?: () => string;
+  /** Prometheus text: the broker's when it is in this process, and the process's own. */
+  metrics?: () => string | Promise<string>;
+  /** Readiness for GET /readyz (a broker still recovering answers 503 there). */
+  readiness?: () => ReadinessInfo;
   /** A replica of a replicated group: its status and metadata routes. */
   ha?: HaApi;
+  /** The broker's QStash calls: set when it is in this process; /v2 is then served. */
+  qstash?: QstashApi;
+  /** Origins whose browser pages may call the API (corsOrigins; "*": any). None: no CORS. */
+  corsOrigins?: string[];
 }
+
+/** How long a browser may cache a preflight answer, s. */
+const CORS_MAX_AGE_SEC = 600;
 
 const API_INFO = {
   title: "edgemq",
@@ -83,9 +97,28 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
     )
   );
 
+  // CORS before everything, so preflights are answered without an API key. Never with
+  // credentials: a page presents its API key in Authorization, which CORS does not count.
+  const origins = options.corsOrigins ?? [];
+  if (origins.length > 0) {
+    app.use(
+      "*",
+      cors({
+        origin: origins.includes("*") ? "*" : origins,
+        credentials: false,
+        exposeHeaders: ["retry-after"],
+        maxAge: CORS_MAX_AGE_SEC,
+      }),
+    );
+  }
+
   // Open routes first: a route that answers without calling next() is never reached by
   // the API key middleware registered after it.
-  app.route("/", healthRoutes({ api: deps.api, metrics: options.metrics }));
+  app.route(
+    "/",
+    healthRoutes({ api: deps.api, metrics: options.metrics, readiness: options.readiness }),
+  );
+  app.route("/", dashboardRoutes());
   if (options.ha) app.route("/", haStatusRoutes(options.ha));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -99,11 +132,15 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   // middleware: a route with no middleware is called directly by Hono, without compose's
   // closures and promise per request.
   if (!auth.open) {
-    app.use("/v1/*", async (c, next) => {
-      c.set("principal", await auth.authenticate(c.req.header("authorization")));
-      await next();
-    });
+    for (const path of ["/v1/*", "/v2/*"]) {
+      app.use(path, async (c, next) => {
+        c.set("principal", await auth.authenticate(c.req.header("authorization")));
+        await next();
+      });
+    }
   }
+  // The QStash-compatible API (docs/qstash.md): the same keys, the same rights.
+  if (options.qstash) app.route("/v2", qstashApp({ ...deps, qstash: options.qstash }, options.log));
 
   app.route("/", produceRoutes(deps));
   app.route("/", pullRoutes(deps));
@@ -117,6 +154,7 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   app.route("/", scheduledRoutes(deps));
   app.route("/", scheduleRoutes(deps));
   app.route("/", subscriptionRoutes(deps));
+  app.route("/", opsRoutes(deps, options.ha));
   if (options.ha) app.route("/", haSnapshotRoutes(options.ha, deps));
   return app;
 }

@@ -78,6 +78,7 @@ Deno.test("produce passes headers to the broker as a ProduceMessage", async () =
       "mq-prop-color": "red",
       "content-type": "text/plain",
       "idempotency-key": "i1",
+      "mq-message-id": "C0A8000100002A9F0000000000000001",
     },
   });
   assert.equal(res.status, 201);
@@ -89,6 +90,7 @@ Deno.test("produce passes headers to the broker as a ProduceMessage", async () =
     shardingKey: "s",
     contentType: "text/plain",
     idempotencyKey: "i1",
+    messageId: "C0A8000100002A9F0000000000000001",
     properties: { color: "red" },
   });
 });

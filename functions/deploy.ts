@@ -9,6 +9,7 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { MqClient } from "../client/mod.ts";
+import { BrokerError } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -29,9 +30,8 @@ if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.
-const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop } = functionsSettingsFromEnv(
-  process.env,
-);
+const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigins } =
+  functionsSettingsFromEnv(process.env);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 const app = await createApp({
@@ -40,13 +40,21 @@ const app = await createApp({
       brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address),
     },
     {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: env("MQ_BROKER_TOKEN") || undefined }),
+      connect: (baseUrl) =>
+        new MqClient({
+          baseUrl,
+          token: env("MQ_BROKER_TOKEN") || undefined,
+          // The resolver fails over itself; the app renders the broker's own error class.
+          retries: 0,
+          mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
+        }),
       cacheMs: routeCacheMs,
       nowMs,
     },
   ),
   apiKeys,
   limits,
+  corsOrigins,
   log,
 });
 await platform.serve({

@@ -7,13 +7,18 @@
 // is an entry file: the only place here that reads the environment and picks the platform.
 import process from "node:process";
 import { createApp } from "./app.ts";
+import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { MqClient } from "../client/mod.ts";
+import { BrokerError as SdkError, MqClient } from "../client/mod.ts";
+import { AdminHttp } from "../cli/admin_http.ts";
+import { BrokerError } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 import { ConfigError } from "../runtime/protocol/setting.ts";
 import { jsonLogger } from "../runtime/log.ts";
+import { grpcSettingsFromEnv } from "../runtime/protocol/grpc_settings.ts";
+import { startGrpcServer } from "./grpc/server.ts";
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const int = (name: string, fallback: number) => {
@@ -36,9 +41,10 @@ if (!kvUrl) {
 }
 // The limits and route timings: the broker's rows (runtime/protocol/limits.ts), so unset
 // variables mean the brokers' own defaults.
-let settings;
+let settings, grpcSettings;
 try {
   settings = functionsSettingsFromEnv(process.env);
+  grpcSettings = grpcSettingsFromEnv(process.env);
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
   process.stderr.write(`config error: ${err.message}\n`);
@@ -47,18 +53,54 @@ try {
 const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
+/** The SDK client plus the operations views (OpsApi) over the broker's own routes, until
+ * the SDK carries them. */
+const withOps = (client: MqClient, baseUrl: string) => {
+  const ops = new AdminHttp(baseUrl, brokerToken);
+  // The broker's own BrokerError class, as mapError gives the SDK's calls.
+  const mapped = <T>(p: Promise<T>) =>
+    p.catch((e) => {
+      throw e instanceof SdkError ? BrokerError.fromProblem(e.toProblem(), e.status) : e;
+    });
+  return Object.assign(client, {
+    listGroups: () => mapped(ops.listGroups()),
+    topicStats: (topic: string) => mapped(ops.topicStats(topic)),
+    groupProgress: (group: string) => mapped(ops.groupProgress(group)),
+    clusterView: () => mapped(ops.clusterView()),
+  });
+};
+const resolver = new KvRouteResolver(
+  { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
+  {
+    connect: (baseUrl) =>
+      withOps(
+        new MqClient({
+          baseUrl,
+          token: brokerToken,
+          // The resolver fails over to another broker itself; the app renders the broker's
+          // own BrokerError class.
+          retries: 0,
+          mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
+        }),
+        baseUrl,
+      ),
+    cacheMs: routeCacheMs,
+    nowMs,
+  },
+);
+const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
+const startedMs = Date.now();
+// This process's own figures: the brokers serve theirs on their own ports.
+const http = instrumentFetch((request) => app.fetch(request));
 const app = await createApp({
-  broker: new KvRouteResolver(
-    { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
-    {
-      connect: (baseUrl) => new MqClient({ baseUrl, token: brokerToken }),
-      cacheMs: routeCacheMs,
-      nowMs,
-    },
-  ),
-  apiKeys: JSON.parse(env("MQ_API_KEYS", "[]")),
+  broker: resolver,
+  apiKeys,
   limits,
+  corsOrigins: settings.corsOrigins,
   log,
+  metrics: () =>
+    [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
+      .join("\n") + "\n",
 });
 
 const hostname = env("HOST", FUNCTIONS_HOST_DEFAULT);
@@ -68,16 +110,35 @@ const server = await platform.serve({
   port,
   connections: settings.connections,
   maxRequestBodyBytes: settings.requestBodyBytesBackstop,
-}, app.fetch);
+}, http.fetch);
+// The RocketMQ 5 gRPC front end (docs/grpc.md): node:http2 serves it on Deno and Bun alike;
+// Deno Deploy has no such server, so functions/deploy.ts has none.
+const grpc = grpcSettings.grpcEnabled
+  ? await startGrpcServer({
+    broker: resolver,
+    apiKeys,
+    settings: grpcSettings,
+    host: hostname,
+    log,
+    brokerName: env("MQ_BROKER_NAME", "broker-a"),
+    maxMessageSize: limits.maxMessageSize,
+    pullWaitMsMax: limits.pullWaitMsMax,
+    nowMs,
+    goawayShield: platform.name === "deno",
+  })
+  : undefined;
 const url = `http://${hostname}:${server.port}`;
-log("info", "functions listening", { url, kv: kvUrl });
-process.stdout.write(JSON.stringify({ event: "listening", url, pid: process.pid }) + "\n");
+const grpcAddress = grpc ? `${hostname}:${grpc.port}` : undefined;
+log("info", "functions listening", { url, grpc: grpcAddress, kv: kvUrl });
+process.stdout.write(
+  JSON.stringify({ event: "listening", url, grpc: grpcAddress, pid: process.pid }) + "\n",
+);
 
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
-  await server.close();
+  await Promise.all([server.close(), grpc?.close()]);
   kv.close();
   process.stdout.write(JSON.stringify({ event: "stopped", pid: process.pid }) + "\n");
   process.exit(0);

@@ -27,6 +27,7 @@ const READ_HEADER_NAMES = [
   "mq-delay-ms",
   "mq-delay-level",
   "mq-deliver-at",
+  "mq-message-id",
   "content-type",
   "idempotency-key",
 ] as const;
@@ -123,6 +124,8 @@ export function messageFromHeaders(
   if (level !== undefined) m.delayLevel = level;
   const at = parseNonNegativeInt("Mq-Deliver-At", found["mq-deliver-at"]);
   if (at !== undefined) m.deliverAt = at;
+  const id = found["mq-message-id"];
+  if (id !== undefined) m.messageId = utf8Header("Mq-Message-Id", id); // checked by checkProduce
   const contentType = found["content-type"];
   if (contentType !== undefined) {
     m.contentType = checkText(
@@ -166,6 +169,7 @@ export const batchItem = z.object({
   properties: z.record(z.string(), z.string()).optional(),
   idempotencyKey: z.string().optional(),
   contentType: z.string().optional(),
+  messageId: z.string().optional(),
 }).strict().openapi("MessageInput", {
   description: "One message in JSON: body is text, or base64 with bodyEncoding",
 });
@@ -205,6 +209,7 @@ export function messageFromItem(item: unknown, limits: InputLimits): ProduceMess
   if (v.delayLevel !== undefined) m.delayLevel = v.delayLevel;
   if (v.delayMs !== undefined) m.delayMs = v.delayMs;
   if (v.deliverAt !== undefined) m.deliverAt = v.deliverAt;
+  if (v.messageId !== undefined) m.messageId = v.messageId;
   if (v.contentType !== undefined) {
     m.contentType = checkText("contentType", v.contentType, CONTENT_TYPE_CHARS_MAX);
   }

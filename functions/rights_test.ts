@@ -113,6 +113,10 @@ const ROWS: Row[] = [
   withBody("POST /v1/subscriptions/{group}/resume", "admin", () => ({})),
   withBody("POST /v1/subscriptions/{group}/replay", "admin", () => ({ timestamp: 1 })),
   row("GET /v1/subscriptions/{group}/deliveries", "subscribe"),
+  row("GET /v1/groups", "list"),
+  row("GET /v1/groups/{group}/progress", "subscribe"),
+  row("GET /v1/topics/{topic}/stats", "see"),
+  row("GET /v1/cluster", "admin"),
 ];
 
 /** A broker that knows topics `orders` and `secret`, one schedule on each (its id is its
@@ -145,6 +149,8 @@ function fakeBroker(): BrokerClient {
     produceBatch: () => [{ ok: true }],
     lockQueues: () => [],
     cancelScheduledByKey: () => 0,
+    listGroups: () => [{ group: "og" }, { group: "sg" }],
+    groupProgress: () => ({ topics: [{ topic: "orders" }, { topic: "secret" }] }),
   };
   return new Proxy({}, {
     get: (_t, k) =>
@@ -230,6 +236,15 @@ Deno.test("rights matrix: lists keep only what the key may see", async () => {
       ["orders"],
     );
   }
+  assert.deepEqual(
+    (await list("/v1/groups", KEY.sub)).groups.map((g: { group: string }) => g.group),
+    ["og"],
+  );
+  assert.deepEqual((await list("/v1/groups", KEY.pub)).groups, []);
+  assert.deepEqual(
+    (await list("/v1/groups/og/progress", KEY.sub)).topics.map((t: { topic: string }) => t.topic),
+    ["orders"],
+  );
   assert.equal((await list("/v1/topics", KEY.admin)).topics.length, 2);
   assert.equal((await list("/v1/schedules", KEY.admin)).schedules.length, 2);
 });

@@ -2,7 +2,7 @@
 // factory that builds every part first (runtime/core/compose.ts). It implements the core
 // API (ProducerApi, ConsumerApi, AdminApi) by handing each call to the module that owns
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
-import type { BrokerClient } from "./protocol/core_api.ts";
+import type { BrokerClient, OpsApi, QstashApi, RecordApi } from "./protocol/core_api.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -17,14 +17,25 @@ import { MessageLookup } from "./core/lookup.ts";
 import { PopApi } from "./core/pop_api.ts";
 import { MembershipApi } from "./core/membership_api.ts";
 import { DeadLetters } from "./core/dlq.ts";
+import { forwardToDlq } from "./core/dead_letter_forward.ts";
 import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
+import { OpsViews } from "./core/ops_views.ts";
+import { countTraffic } from "./core/traffic_api.ts";
+import { brokerMetrics, type PopCounters } from "./core/broker_metrics.ts";
+import { TrafficCounters } from "./core/traffic.ts";
+import { RecordsApi } from "./core/records_api.ts";
+import { QstashDeadLetters } from "./core/qstash_dlq.ts";
+import { qstashApi } from "./core/qstash_api.ts";
+import { LOOPBACK } from "./core/store_host.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
-export class Broker implements BrokerClient {
+export class Broker implements BrokerClient, RecordApi, OpsApi {
+  /** The QStash front end's calls (functions/qstash/). */
+  readonly qstash: QstashApi;
   readonly config: BrokerConfig;
   readonly store: MessageStore;
   readonly holds: PullHoldService;
@@ -33,6 +44,10 @@ export class Broker implements BrokerClient {
   readonly #parts: BrokerParts;
   readonly #puller: Puller;
   readonly #observability: Observability;
+  /** Produce and consume counters per topic since start (metrics, topic stats). */
+  readonly traffic: TrafficCounters;
+  readonly #pop: PopCounters = { received: 0, acked: 0, nacked: 0 };
+  readonly #views: OpsViews;
   readonly #expireTimer: ReturnType<typeof setInterval>;
   #closed = false;
 
@@ -60,6 +75,8 @@ export class Broker implements BrokerClient {
       bodyText: deps.bodyText,
       nowMs,
     });
+    this.traffic = new TrafficCounters(nowMs);
+    topics.onDeleted((topic) => this.traffic.forget(topic));
     this.#observability = new Observability({
       store,
       holds: parts.holds,
@@ -90,6 +107,18 @@ export class Broker implements BrokerClient {
       settings: config,
       bodyText: deps.bodyText,
     });
+    this.qstash = qstashApi(
+      parts.qstash,
+      new QstashDeadLetters({
+        store,
+        files: deps.files,
+        dataDir: config.dataDir,
+        storeHost: { ...LOOPBACK, port: config.port },
+        listDlq: (g, o) => dlq.listDlq(g, o),
+        pageMax: config.pullMsgNumsMax,
+      }),
+      (id) => parts.cron.message(id),
+    );
     const scheduling = new Scheduling({
       timers: parts.timers,
       cron: parts.cron,
@@ -110,7 +139,21 @@ export class Broker implements BrokerClient {
       settings: config,
       nowMs,
     });
-    const api: BrokerClient = {
+    const records = new RecordsApi({
+      store,
+      topics,
+      groups,
+      storeHost: { ...LOOPBACK, port: config.port },
+      queryMessageNumsMax: config.queryMessageNumsMax,
+    });
+    const api: BrokerClient & RecordApi = {
+      pullRecords: (t, q, r, s) => this.#puller.pullRecords(t, q, r, s),
+      queueRange: (t, q) => records.queueRange(t, q),
+      offsetByTime: (t, q, ts) => records.offsetByTime(t, q, ts),
+      recordAt: (o) => records.recordAt(o),
+      findRecords: (t, q) => records.findRecords(t, q),
+      sendBack: (g, r) => records.sendBack(g, r),
+      groupMembers: (g) => Promise.resolve(members.members(g)),
       produce: (t, m) => producer.produce(t, m),
       produceBatch: (t, ms) => producer.produceBatch(t, ms),
       cancelScheduled: (t, id) => scheduling.cancelScheduled(t, id),
@@ -122,6 +165,18 @@ export class Broker implements BrokerClient {
       ackBatch: (g, hs) => pop.ackBatch(g, hs),
       nack: (g, h, d) => pop.nack(g, h, d),
       changeInvisibleTime: (g, h, ms) => pop.changeInvisibleTime(g, h, ms),
+      deadLetter: (g, h) =>
+        forwardToDlq(
+          {
+            store,
+            timers: parts.timers,
+            groups,
+            storeHost: { ...LOOPBACK, port: config.port },
+            ack: (group, handle) => pop.ack(group, handle),
+          },
+          g,
+          h,
+        ),
       commitOffset: (g, t, q, o) => consumerOffsets.commitOffset(g, t, q, o),
       getOffsets: (g, t) => consumerOffsets.getOffsets(g, t),
       getOffset: (g, t, q) => consumerOffsets.getOffset(g, t, q),
@@ -155,7 +210,23 @@ export class Broker implements BrokerClient {
       findMessages: (t, q) => lookup.findMessages(t, q),
       health: () => this.#observability.health(),
     };
-    Object.assign(this, api);
+    const views = this.#views = new OpsViews({
+      store,
+      offsets,
+      consumerOffsets,
+      topics,
+      groups,
+      dlq,
+      traffic: this.traffic,
+      brokerName: config.brokerName,
+    });
+    const ops: OpsApi = {
+      listGroups: () => views.listGroups(),
+      topicStats: (t) => views.topicStats(t),
+      groupProgress: (g) => views.groupProgress(g),
+      clusterView: () => views.clusterView(),
+    };
+    Object.assign(this, countTraffic(api, this.traffic, this.#pop), ops);
     // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
     this.#expireTimer = setInterval(
       () => parts.membership.expire(nowMs()),
@@ -171,9 +242,17 @@ export class Broker implements BrokerClient {
     return this.#parts.topics.configs();
   }
 
-  /** Prometheus text exposition of the broker's gauges. */
-  metrics(): string {
-    return this.#observability.metrics();
+  /** Prometheus text exposition of the broker's figures. */
+  async metrics(): Promise<string> {
+    const more = await brokerMetrics({
+      store: this.store,
+      traffic: this.traffic,
+      views: this.#views,
+      deliveries: this.#parts.webhooks.log,
+      diskUsedRatio: this.#deps.diskUsedRatio,
+      pop: this.#pop,
+    });
+    return this.#observability.metrics() + more.join("\n") + "\n";
   }
 
   /** Every replicated metadata table (topics, groups, offsets, subscriptions, schedules),
@@ -210,4 +289,4 @@ export class Broker implements BrokerClient {
   }
 }
 
-export interface Broker extends BrokerClient {}
+export interface Broker extends BrokerClient, RecordApi, OpsApi {}

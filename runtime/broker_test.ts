@@ -159,11 +159,20 @@ Deno.test("Broker.produce() applies the produce rules to in-process callers, not
       refused("INVALID_PARAMETER"),
     );
     await assert.rejects(
+      broker.produce("t", { body, messageId: "has space" }),
+      refused("INVALID_PARAMETER"),
+    );
+    await assert.rejects(
       broker.createSchedule({ topic: "t", cron: "* * * * *", message: { body, tag: "a||b" } }),
       refused("INVALID_HEADER"),
     );
     assert.equal(broker.store.maxPhysicalOffset, before, "a refused message stores nothing");
     assert.deepEqual(await broker.listSchedules(), []);
+    // A producer's own id (RocketMQ 5 clients make one) is kept and indexed.
+    const own = await broker.produce("t", { body, messageId: "producer-made-1" });
+    assert.equal(own.messageId, "producer-made-1");
+    const found = await broker.findMessages("t", { key: "producer-made-1" });
+    assert.deepEqual(found.map((m) => m.messageId), ["producer-made-1"]);
   });
 });
 

@@ -24,7 +24,7 @@ import { fromBase64, toBase64 } from "./wire.ts";
 /** Longest single sleep; the loop re-plans after it (clock changes, new schedules). */
 const SLEEP_MS_MAX = 60_000;
 
-interface StoredMessage {
+export interface StoredMessage {
   body: string; // base64
   tag?: string;
   keys?: string[];
@@ -166,6 +166,12 @@ export class CronService {
     await this.#repo.delete(id);
     this.#rows.delete(id);
     this.#plan();
+  }
+
+  /** A schedule's stored message (body in base64) and when it was made. */
+  message(id: string): { message: StoredMessage; createdAtMs: number } {
+    const row = this.#find(id);
+    return { message: JSON.parse(row.messageJson) as StoredMessage, createdAtMs: row.createdAtMs };
   }
 
   #find(id: string): Row {

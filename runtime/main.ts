@@ -2,7 +2,9 @@
 // (`bun run runtime/main.ts`). Like each entry file, the one place in its process that reads
 // the environment and picks the platform (runtime/platform/pick.ts). Prints one JSON line
 // on stdout once listening:
-//   {"event":"listening","url":"http://127.0.0.1:8080","pid":123,"runtime":"deno"}
+//   {"event":"listening","url":"http://127.0.0.1:8080","grpc":"127.0.0.1:8081","pid":123,
+//    "runtime":"deno","namesrv":"127.0.0.1:9876","remoting":"127.0.0.1:10911"}
+//   (grpc, namesrv and remoting when they are on)
 import process from "node:process";
 import { readFileSync, statfsSync } from "node:fs";
 import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
@@ -10,12 +12,17 @@ import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
+import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
+import { type RemotingFront, startRemoting } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
+import { deferred, Readiness } from "./readiness.ts";
+import type { QstashApi } from "./protocol/core_api.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
+import { type GrpcServer, startGrpcServer } from "../functions/grpc/server.ts";
 
 /** A free TCP port on `host` (the replication port must be known before the lease names it). */
 async function freePort(platform: Platform, host: string): Promise<number> {
@@ -76,9 +83,12 @@ async function main() {
     bodyText: platform.bodyText,
     openSqlite: platform.openSqlite,
   };
-  // On its own, one Broker for the life of the process; in a replicated group, the HaNode
-  // (started once the HTTP address is known) says which Broker, if any, serves clients.
-  const broker = config.haMode === "none" ? await Broker.open(deps) : undefined;
+  // On its own, one Broker for the life of the process, opened once the port answers (so
+  // /readyz can show recovery progress); in a replicated group, the HaNode (started once
+  // the HTTP address is known) says which Broker, if any, serves clients.
+  const standalone = config.haMode === "none";
+  const readiness = new Readiness();
+  let broker: Broker | undefined;
   let node: HaNode | undefined;
   const started = () => {
     if (!node) {
@@ -86,15 +96,35 @@ async function main() {
     }
     return node;
   };
+  const startedMs = Date.now();
+  const http = instrumentFetch((request) => app.fetch(request));
+  // Every front end finds the broker here per call: refused while it recovers.
+  const resolver = {
+    get: () =>
+      broker
+        ? Promise.resolve(broker)
+        : standalone
+        ? Promise.reject(readiness.refusal())
+        : Promise.resolve().then(() => node!.client()),
+    failed: () => {},
+  };
   const app = await createApp({
-    broker: {
-      get: () => broker ? Promise.resolve(broker) : Promise.resolve().then(() => node!.client()),
-      failed: () => {},
-    },
+    broker: resolver,
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
+    corsOrigins: config.corsOrigins,
     log,
-    metrics: () => broker?.metrics() ?? node?.metrics() ?? "",
+    readiness: () => readiness.info(),
+    metrics: async () =>
+      (await (broker?.metrics() ?? node?.metrics() ?? "")) +
+      [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
+        .join("\n") +
+      "\n",
+    // QStash is served where the broker runs in this process; it opens once the port
+    // answers, so until then the calls are refused like the rest of the API.
+    qstash: standalone
+      ? deferred<QstashApi>(() => broker?.qstash, () => readiness.refusal())
+      : undefined,
     // A replicated group's status and metadata routes; the node starts once the HTTP
     // address is known, so until then they answer 503.
     ha: config.haMode === "none" ? undefined : {
@@ -109,10 +139,32 @@ async function main() {
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: config.requestBodyBytesBackstop,
-  }, app.fetch);
+  }, http.fetch);
+  // The RocketMQ 5 gRPC front end (docs/grpc.md) over the same broker.
+  const grpc: GrpcServer | undefined = config.grpcEnabled
+    ? await startGrpcServer({
+      broker: resolver,
+      apiKeys: config.apiKeys,
+      settings: config,
+      host: config.host,
+      log,
+      brokerName: config.brokerName,
+      maxMessageSize: config.store.maxMessageSize,
+      pullWaitMsMax: config.pullWaitMsMax,
+      nowMs,
+      goawayShield: platform.name === "deno",
+    })
+    : undefined;
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0
     ? `${config.host}:${server.port}`
     : config.advertisedAddress;
+  if (standalone) {
+    readiness.recovering();
+    process.stdout.write(
+      JSON.stringify({ event: "recovering", url: `http://${address}`, pid: process.pid }) + "\n",
+    );
+    broker = await Broker.open({ ...deps, onRecoveryProgress: (p) => readiness.progress(p) });
+  }
   let kv: KvPort | undefined;
   if (!broker) {
     kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
@@ -126,9 +178,49 @@ async function main() {
     });
     await node.start();
   }
+  // The RocketMQ remoting front end (NameServer and broker roles) over the same core; in a
+  // replicated group it is not served yet (the core there changes with leadership).
+  let remoting: RemotingFront | undefined;
+  if (broker && config.remotingEnable) {
+    remoting = await startRemoting({
+      core: broker,
+      apiKeys: config.apiKeys,
+      log,
+      listen: (o, onSocket) => platform.listenTcpConnections(o, onSocket),
+      host: config.host,
+      advertisedHost: config.remotingAdvertisedHost,
+      namesrvPort: config.namesrvPort,
+      remotingPort: config.remotingPort,
+      brokerName: config.brokerName,
+      clusterName: config.brokerClusterName,
+      storeHost: { ip: new Uint8Array([127, 0, 0, 1]), port: config.port },
+      autoCreateTopics: config.autoCreateTopicEnable,
+      autoCreateGroups: config.autoCreateSubscriptionGroup,
+      defaultTopicQueueNums: config.defaultTopicQueueNums,
+      frameBytesMax: config.remotingFrameBytesMax,
+      idleTimeoutMs: config.remotingIdleTimeoutMs,
+      connectionsMax: config.remotingConnectionsMax,
+      inFlightMax: config.remotingInFlightMax,
+    }).catch(async (err) => {
+      // A taken port: say which setting to change, and close the store cleanly.
+      process.stderr.write(`${(err as Error).message}\n`);
+      await server.close();
+      await broker?.close();
+      process.exit(2);
+    });
+  }
   const routes = broker
-    ? await startRouteRegistration({ config, address, broker, log, nowMs, openKv: platform.openKv })
+    ? await startRouteRegistration({
+      config,
+      address,
+      remotingAddress: remoting?.brokerAddress,
+      broker,
+      log,
+      nowMs,
+      openKv: platform.openKv,
+    })
     : undefined;
+  readiness.ready();
   log("info", "broker listening", {
     address,
     dataDir: config.dataDir,
@@ -138,8 +230,10 @@ async function main() {
     JSON.stringify({
       event: "listening",
       url: `http://${address}`,
+      ...(grpc ? { grpc: `${config.host}:${grpc.port}` } : {}),
       pid: process.pid,
       runtime: platform.name,
+      ...(remoting && { namesrv: remoting.namesrvAddress, remoting: remoting.brokerAddress }),
     }) + "\n",
   );
 
@@ -147,6 +241,7 @@ async function main() {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    readiness.stopping();
     log("info", "shutting down", { signal });
     const force = setTimeout(() => {
       log("error", "graceful shutdown took too long; exiting", {
@@ -156,7 +251,8 @@ async function main() {
     }, config.shutdownGraceMs);
     broker?.drain();
     node?.drain();
-    await server.close();
+    await Promise.all([server.close(), grpc?.close()]);
+    await remoting?.close();
     await routes?.stop();
     await broker?.close();
     if (node) {

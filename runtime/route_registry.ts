@@ -19,6 +19,8 @@ export interface RouteRegistration {
 export async function startRouteRegistration(options: {
   config: BrokerConfig;
   address: string;
+  /** The remoting port's host:port, when remoting is on. */
+  remotingAddress?: string;
   broker: { topicConfigs(): TopicConfig[] };
   log: Logger;
   nowMs: () => number;
@@ -38,6 +40,7 @@ export async function startRouteRegistration(options: {
       cluster: config.brokerClusterName,
       brokerName: config.brokerName,
       address: options.address,
+      ...(options.remotingAddress && { remotingAddress: options.remotingAddress }),
       epoch: options.epoch ?? 0,
       topics: options.broker.topicConfigs().map((
         { name, readQueueNums, writeQueueNums, perm },

@@ -20,7 +20,9 @@ check() {
 }
 check "deno fmt --check" deno fmt --check
 check "deno lint" deno lint
-check "deno check" deno check runtime/ storage/ functions/ tests/ bench/ client/ tools/
+check "deno check" deno check runtime/ storage/ functions/ tests/ bench/ client/ tools/ examples/ cli/
+check "tsc --erasableSyntaxOnly (client/)" node_modules/.bin/tsc --noEmit --strict --erasableSyntaxOnly --allowImportingTsExtensions --verbatimModuleSyntax --target es2022 --module esnext --moduleResolution bundler --lib es2022,dom --skipLibCheck client/mod.ts client/webhooks.ts client/consumer.ts
+check "deno publish --dry-run (client/)" bash -c "cd client && deno publish --dry-run --allow-dirty"
 log=$(mktemp)
 deno test -A --parallel "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}

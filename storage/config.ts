@@ -71,6 +71,8 @@ export interface StoreConfig {
   /** Refuse to start when recovery finds damage below the last checkpointed flush point,
    * instead of truncating acknowledged data. true. */
   refuseCorruptionBelowCheckpoint: boolean;
+  /** A long recovery logs (and reports) its progress at least this often. 5000. */
+  recoveryProgressIntervalMs: number;
 }
 
 /** Whether new CommitLog segments are zero-filled ahead of use (see segmentZeroFill). */
@@ -119,6 +121,7 @@ export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
     noSpaceRetryMs: 1000,
     noSpaceResumeBytes: 16 * MIB,
     refuseCorruptionBelowCheckpoint: true,
+    recoveryProgressIntervalMs: 5000,
     messageDelayLevel: "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
   };
 }

@@ -99,7 +99,7 @@ export class MessageReader {
       ) break;
       next = unit.queueOffset + 1;
       if (tagCodes && !tagCodes.has(unit.tagsCode | 0)) continue;
-      const into = arena?.subarray(arenaAt, arenaAt += unit.size);
+      const into = arena?.subarray(arenaAt, arenaAt += unit.size) ?? new Uint8Array(unit.size);
       const parsed = commitLog.readRecord(unit.commitLogOffset, unit.size, into);
       if (parsed.kind !== "record") {
         this.#readFailed(
@@ -113,7 +113,7 @@ export class MessageReader {
         options.filter?.tags &&
         !options.filter.tags.has(parsed.record.properties.get(PROPERTY_TAGS) ?? "")
       ) continue;
-      messages.push({ queueOffset: unit.queueOffset, record: parsed.record });
+      messages.push({ queueOffset: unit.queueOffset, record: parsed.record, bytes: into });
       bytes += unit.size;
     }
     const status = messages.length
@@ -130,12 +130,18 @@ export class MessageReader {
    * damage; a stray offset is just not found.
    */
   lookMessageByOffset(commitLogOffset: number): MessageRecord | undefined {
+    return this.lookRecord(commitLogOffset)?.record;
+  }
+
+  /** As lookMessageByOffset(), with the record's bytes as stored. */
+  lookRecord(commitLogOffset: number): { record: MessageRecord; bytes: Uint8Array } | undefined {
     const header = this.parts.commitLog.read(commitLogOffset, 4);
     if (!header) return undefined;
     const size = new DataView(header.buffer, header.byteOffset).getInt32(0);
     if (size <= 0 || size > this.parts.recordBytesMax) return undefined;
-    const parsed = this.parts.commitLog.readRecord(commitLogOffset, size);
-    if (parsed.kind === "record") return parsed.record;
+    const bytes = new Uint8Array(size);
+    const parsed = this.parts.commitLog.readRecord(commitLogOffset, size, bytes);
+    if (parsed.kind === "record") return { record: parsed.record, bytes };
     if (parsed.kind === "corrupt" && parsed.reason === BODY_CRC_MISMATCH) {
       this.#readFailed(commitLogOffset, parsed.reason);
     }

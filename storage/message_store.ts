@@ -12,7 +12,8 @@ import { createStoreCore, type StoreCore } from "./store_core.ts";
 import { closeStore, openStore } from "./store_lifecycle.ts";
 import { putPrepared } from "./put_message.ts";
 import { MessageReader } from "./message_reader.ts";
-import type { RecoveryReport } from "./recovery.ts";
+import type { RecoveryProgress, RecoveryReport } from "./recovery.ts";
+import type { DurationCounts } from "./duration_histogram.ts";
 import { Retention } from "./retention.ts";
 import { resumeIfSpace } from "./no_space.ts";
 import { appendReplicated, readCommitLogBytes } from "./ha/replica_apply.ts";
@@ -112,6 +113,11 @@ export class MessageStore {
     return this.#core.commitLog.segments.at(-1)?.startOffset ?? this.minPhysicalOffset;
   }
 
+  /** Durations of the CommitLog's flushes since open. */
+  flushDurations(): DurationCounts {
+    return this.#core.groupCommit.flushTimes.read();
+  }
+
   stats(): StoreStats {
     const { commitLog, groupCommit, dispatcher, gate } = this.#core;
     return {
@@ -146,9 +152,12 @@ export class MessageStore {
   }
 
   /** Opens the folder, recovers (printing progress on long scans) and marks the run unclean. */
-  async open(): Promise<RecoveryReport> {
+  async open(
+    options: { onRecoveryProgress?: (p: RecoveryProgress) => void } = {},
+  ): Promise<RecoveryReport> {
     this.#recovery = await openStore(this.#core, {
       abortPath: this.abortPath,
+      onProgress: options.onRecoveryProgress,
       onWritten: (wrote) => {
         for (const listener of this.#writtenListeners) listener(wrote);
       },
@@ -248,6 +257,11 @@ export class MessageStore {
   /** The record at a CommitLog offset (view by message offset id). */
   lookMessageByOffset(commitLogOffset: number): MessageRecord | undefined {
     return this.#reader.lookMessageByOffset(commitLogOffset);
+  }
+
+  /** The record at a CommitLog offset with its bytes as stored (remoting's view by id). */
+  lookRecord(commitLogOffset: number): { record: MessageRecord; bytes: Uint8Array } | undefined {
+    return this.#reader.lookRecord(commitLogOffset);
   }
 
   /** Messages of `topic` whose KEYS hold `key` or whose UNIQ_KEY is `key`, newest first. */

@@ -23,7 +23,9 @@ import type { IndexService } from "./index/index_service.ts";
 import type { StoreLog } from "./store_types.ts";
 
 const SCAN_BLOCK_BYTES = 1024 * 1024;
-const PROGRESS_EVERY_BYTES = 256 * 1024 * 1024;
+/** The scan hands the event loop a turn this often, so the HTTP port answers (/readyz)
+ * while a long log is scanned. */
+const YIELD_EVERY_MS = 25;
 const ZERO_BLOCK_BYTES = 64 * 1024;
 
 export interface RecoveryReport {
@@ -44,7 +46,7 @@ export interface RecoveryParts {
   commitLog: CommitLog;
   consumeQueues: ConsumeQueueStore;
   index: IndexService;
-  config: Pick<StoreConfig, "refuseCorruptionBelowCheckpoint">;
+  config: Pick<StoreConfig, "refuseCorruptionBelowCheckpoint" | "recoveryProgressIntervalMs">;
   delayLevelsMs: readonly number[];
   recordBytesMax: number;
 }
@@ -57,6 +59,16 @@ export interface RecoverArgs {
   dispatch: (req: DispatchRequest) => void;
   /** The offset of an unfinished truncation (the marker's), if any. */
   truncateTo?: number;
+  nowMs: () => number;
+  /** Told how far the scan got, each time it hands the event loop a turn. */
+  onProgress?: (progress: RecoveryProgress) => void;
+}
+
+/** Bytes scanned of at most totalBytes (the end of the last segment, an upper bound). */
+export interface RecoveryProgress {
+  scannedBytes: number;
+  totalBytes: number;
+  elapsedMs: number;
 }
 
 export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
@@ -81,7 +93,7 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
   for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(start, !args.abnormal);
   await store.index.recoverAfterCrash(start);
 
-  const scan = scanFrom(store, start, limit, args.dispatch, log);
+  const scan = await scanFrom(store, start, limit, args);
   if (
     scan.damage && checkpoint && scan.end < checkpoint.flushedOffset &&
     store.config.refuseCorruptionBelowCheckpoint
@@ -106,7 +118,7 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
   for (const segment of commitLog.segmentsBetween(commitLog.minOffset, scan.end)) {
     await segment.file.datasync();
   }
-  if (scan.end - start > PROGRESS_EVERY_BYTES) log("info", "recovery finished", { ...scan, start });
+  if (scan.logged) log("info", "recovery finished", { ...scan, start });
   return {
     abnormal: args.abnormal,
     startOffset: start,
@@ -151,19 +163,32 @@ interface ScanResult {
   records: number;
   damage?: string;
   lastStoreTimestamp: number;
+  /** Whether progress was logged (a long scan): then its end is logged too. */
+  logged: boolean;
 }
 
-function scanFrom(
+async function scanFrom(
   store: RecoveryParts,
   start: number,
   limit: number,
-  dispatch: (r: DispatchRequest) => void,
-  log: StoreLog,
-): ScanResult {
+  args: Pick<RecoverArgs, "dispatch" | "log" | "nowMs" | "onProgress">,
+): Promise<ScanResult> {
+  const { dispatch, log, nowMs, onProgress } = args;
   const commitLog = store.commitLog;
   const recordBytesMax = store.recordBytesMax;
-  let pos = start, records = 0, lastStoreTimestamp = 0, nextProgress = start + PROGRESS_EVERY_BYTES;
-  const stop = (damage?: string): ScanResult => ({ end: pos, records, damage, lastStoreTimestamp });
+  const began = nowMs();
+  const lastSegment = commitLog.segments.at(-1);
+  const total = Math.max(0, Math.min(limit, lastSegment?.endOffset ?? start) - start);
+  const logEveryMs = store.config.recoveryProgressIntervalMs;
+  let pos = start, records = 0, lastStoreTimestamp = 0, logged = false;
+  let nextYield = began + YIELD_EVERY_MS, nextLog = began + logEveryMs;
+  const stop = (damage?: string): ScanResult => ({
+    end: pos,
+    records,
+    damage,
+    lastStoreTimestamp,
+    logged,
+  });
   let block: Uint8Array = new Uint8Array(0), blockStart = 0;
   for (;;) {
     const segment = commitLog.findSegment(pos);
@@ -213,13 +238,23 @@ function scanFrom(
     records++;
     lastStoreTimestamp = record.storeTimestamp;
     pos += result.size;
-    if (pos >= nextProgress) {
+    const now = nowMs();
+    if (now < nextYield) continue;
+    const progress = { scannedBytes: pos - start, totalBytes: total, elapsedMs: now - began };
+    if (now >= nextLog) {
+      const rate = progress.scannedBytes / Math.max(1, progress.elapsedMs);
       log("info", "recovery progress", {
         offset: pos,
-        scannedMiB: Math.round((pos - start) / 1048576),
+        scannedMiB: Math.round(progress.scannedBytes / 1048576),
+        atMostMiB: Math.round(total / 1048576),
+        etaSeconds: Math.round((total - progress.scannedBytes) / rate / 1000),
       });
-      nextProgress += PROGRESS_EVERY_BYTES;
+      logged = true;
+      nextLog = now + logEveryMs;
     }
+    onProgress?.(progress);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    nextYield = nowMs() + YIELD_EVERY_MS;
   }
 }
 

@@ -3,7 +3,7 @@
 // dispatch, checkpoint, and remove the abort file only when all of that succeeded.
 import { joinPath } from "./file_port.ts";
 import { StoreCheckpoint } from "./checkpoint.ts";
-import { recoverStore, type RecoveryReport } from "./recovery.ts";
+import { recoverStore, type RecoveryProgress, type RecoveryReport } from "./recovery.ts";
 import { readTruncateMarker, removeTruncateMarker } from "./ha/truncate_marker.ts";
 import type { StoreCore } from "./store_core.ts";
 
@@ -11,12 +11,14 @@ export interface OpenStoreOptions {
   abortPath: string;
   /** Called after each CommitLog write reaches the kernel, with the new written end. */
   onWritten: (wroteOffset: number) => void;
+  /** Told how far a recovery scan got, now and then (readiness). */
+  onProgress?: (progress: RecoveryProgress) => void;
 }
 
 /** Opens the folder, recovers (printing progress on long scans) and marks the run unclean. */
 export async function openStore(
   core: StoreCore,
-  { abortPath, onWritten }: OpenStoreOptions,
+  { abortPath, onWritten, onProgress }: OpenStoreOptions,
 ): Promise<RecoveryReport> {
   const { files, root, commitLog, groupCommit, dispatcher, config } = core;
   files.mkdirp(root);
@@ -34,6 +36,8 @@ export async function openStore(
     log: core.log,
     dispatch: (req) => dispatcher.dispatchOne(req),
     truncateTo,
+    nowMs: core.nowMs,
+    onProgress,
   });
   // Queue offsets continue from what the recovered ConsumeQueues hold.
   core.sequencer.clear();

@@ -27,6 +27,8 @@ export type GetMessageStatus =
 export interface StoredMessage {
   queueOffset: number;
   record: MessageRecord;
+  /** The record's bytes as stored (RocketMQ's layout): a remoting pull sends them as is. */
+  bytes: Uint8Array;
 }
 
 export interface GetMessageResult {

@@ -9,8 +9,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import process from "node:process";
-import { BrokerError } from "../runtime/protocol/errors.ts";
-import { messageBody, type MqClient } from "../client/mod.ts";
+import { BrokerError, messageBody, type MqClient } from "../client/mod.ts";
 import { RUNTIMES } from "./harness/process.ts";
 import { type BrokerProcess, startBroker } from "./harness/broker.ts";
 

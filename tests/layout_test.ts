@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 
 const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), ".."));
-const PRODUCT = ["functions", "runtime", "storage", "client", "tools"];
+const PRODUCT = ["functions", "runtime", "storage", "client", "tools", "cli"];
 const LINES_MAX = 400;
 
 function sources(dir: string): string[] {
@@ -52,6 +52,17 @@ Deno.test("storage/ imports nothing above it, and runtime/ never imports client/
       (file.startsWith("runtime/") && (d.startsWith("client/") || d.startsWith("functions/")) &&
         file !== "runtime/main.ts")
     ).map((d) => `${file} -> ${d}`)
+  );
+  assert.deepEqual(bad, []);
+});
+
+Deno.test("cli/ imports only the SDK (client/) and runtime/protocol/ among our modules", () => {
+  const bad = [...graph].flatMap(([file, deps]) =>
+    file.startsWith("cli/")
+      ? deps.filter((d) =>
+        !d.startsWith("cli/") && !d.startsWith("client/") && !d.startsWith("runtime/protocol/")
+      ).map((d) => `${file} -> ${d}`)
+      : []
   );
   assert.deepEqual(bad, []);
 });

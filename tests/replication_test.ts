@@ -3,8 +3,7 @@
 // SIGKILL, SIGSTOP/SIGCONT, the KV host killed. Every claim is checked on the data the
 // surviving master serves over HTTP.
 import assert from "node:assert/strict";
-import { messageBody, MqClient } from "../client/mod.ts";
-import { BrokerError } from "../runtime/protocol/errors.ts";
+import { BrokerError, messageBody, MqClient } from "../client/mod.ts";
 import type { ProduceResult, WireMessage } from "../runtime/protocol/types.ts";
 import { Cluster, KV_TOKEN, tail } from "./harness/cluster.ts";
 import { RUNTIMES } from "./harness/process.ts";

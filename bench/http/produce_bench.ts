@@ -202,6 +202,8 @@ if (busyWarning) say(busyWarning);
 const hello = await startServer("bench/http/hello_server.ts", {});
 const broker = await startServer("runtime/main.ts", {
   PORT: "0",
+  MQ_NAMESRV_PORT: "0",
+  MQ_REMOTING_PORT: "0",
   DATA_DIR: dataDir,
   MQ_LOG_LEVEL: "error",
   MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",

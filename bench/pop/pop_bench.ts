@@ -109,6 +109,8 @@ function startBroker(dataDir: string): Promise<Broker> {
     env: {
       ...process.env,
       PORT: "0",
+      MQ_NAMESRV_PORT: "0",
+      MQ_REMOTING_PORT: "0",
       DATA_DIR: dataDir,
       MQ_LOG_LEVEL: "error",
       MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",

@@ -225,6 +225,8 @@ async function startBroker(
 ): Promise<Broker> {
   const proc = spawnChild(label, "runtime/main.ts", [], {
     PORT: "0",
+    MQ_NAMESRV_PORT: "0",
+    MQ_REMOTING_PORT: "0",
     DATA_DIR: dataDir,
     MQ_LOG_LEVEL: logLevel,
     MQ_FLUSH_DISK_TYPE: FLUSH,

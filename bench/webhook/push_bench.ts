@@ -449,6 +449,8 @@ try {
 
   broker = await startServer("the broker", here("../../runtime/main.ts"), {
     PORT: "0",
+    MQ_NAMESRV_PORT: "0",
+    MQ_REMOTING_PORT: "0",
     DATA_DIR: dataDir,
     MQ_LOG_LEVEL: "error",
     MQ_FLUSH_DISK_TYPE: flush,

@@ -53,6 +53,10 @@ const produceHeaders = z.object({
     minimum: 0,
     description: "Deliver at this epoch ms",
   }),
+  "Mq-Message-Id": z.string().optional().openapi({
+    description: "The producer's own message id (1-128 visible ASCII), as RocketMQ clients make " +
+      "one; the broker makes one when absent",
+  }),
   "Idempotency-Key": z.string().optional().openapi({
     description: "A repeat returns the first result and stores nothing",
   }),

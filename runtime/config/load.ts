@@ -31,6 +31,8 @@ export function loadBrokerConfig(
   }
   if (!config.kvPath) config.kvPath = `${dataDir}/kv.sqlite`;
   if (!config.advertisedAddress) config.advertisedAddress = `${config.host}:${config.port}`;
+  // An ephemeral HTTP port (tests, benchmarks) makes the gRPC port ephemeral too, unless set.
+  if (!raw.has("grpcPort") && config.port === 0) config.grpcPort = 0;
   if (!config.haAdvertisedHost) config.haAdvertisedHost = config.haHost;
   if (!config.store.storePathRootDir) config.store.storePathRootDir = `${dataDir}/store`;
   checkAcross(config);

@@ -182,4 +182,11 @@ export const STORE_SETTINGS = [
     doc:
       "Refuse to start when recovery finds damage below the last checkpointed flush point, instead of truncating acknowledged data.",
   }),
+  intSetting("store.recoveryProgressIntervalMs", "MQ_RECOVERY_PROGRESS_INTERVAL_MS", {
+    unit: "ms",
+    default: 5000,
+    min: 100,
+    doc:
+      "A long recovery logs its progress (bytes scanned of at most how many, ETA) at least this often; /readyz shows it meanwhile.",
+  }),
 ] as const;

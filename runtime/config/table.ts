@@ -9,6 +9,9 @@ import { TIME_SETTINGS } from "./time_settings.ts";
 import { WEBHOOK_SETTINGS } from "./webhook_settings.ts";
 import { EGRESS_SETTINGS } from "./egress_settings.ts";
 import { HA_SETTINGS } from "./ha_settings.ts";
+import { REMOTING_SETTINGS } from "./remoting_settings.ts";
+import { QSTASH_SETTINGS } from "./qstash_settings.ts";
+import { GRPC_SETTINGS } from "../protocol/grpc_settings.ts";
 
 /** The broker's settings by area, in the order --help and the docs list them. */
 export const SETTING_AREAS = [
@@ -19,6 +22,9 @@ export const SETTING_AREAS = [
   { title: "Webhook push", rows: WEBHOOK_SETTINGS },
   { title: "Webhook delivery: read-ahead, HTTP client, DNS", rows: EGRESS_SETTINGS },
   { title: "Replication", rows: HA_SETTINGS },
+  { title: "RocketMQ remoting (NameServer and broker roles)", rows: REMOTING_SETTINGS },
+  { title: "QStash-compatible API", rows: QSTASH_SETTINGS },
+  { title: "RocketMQ 5 gRPC front end", rows: GRPC_SETTINGS },
 ] as const;
 
 /** Every setting a user can change. */

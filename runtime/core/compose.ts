@@ -2,6 +2,7 @@
 // anything can call it, and closes them in reverse. Each part receives what it uses.
 import { MessageStore } from "../../storage/message_store.ts";
 import type { FilePort } from "../../storage/file_port.ts";
+import type { RecoveryProgress } from "../../storage/recovery.ts";
 import {
   type MetadataDbHandle,
   openMetadataDb,
@@ -32,6 +33,7 @@ import { GroupRegistry } from "./group_registry.ts";
 import { Producer } from "./producer.ts";
 import type { ReplicationGate } from "./replication_gate.ts";
 import { LOOPBACK } from "./store_host.ts";
+import { QstashCore } from "./qstash.ts";
 
 export interface BrokerDeps {
   /** A store already open and started (a slave's, promoted): used as is. Default: the
@@ -52,6 +54,8 @@ export interface BrokerDeps {
   bodyText: BodyText;
   /** The platform's SQLite binding, for the metadata file. */
   openSqlite: SqliteOpen;
+  /** Told how far the store's recovery scan got, now and then (readiness). */
+  onRecoveryProgress?: (progress: RecoveryProgress) => void;
 }
 
 /** The services a broker is made of, all built and started. */
@@ -72,6 +76,7 @@ export interface BrokerParts {
   egress: WebhookEgress;
   subscriptions: SubscriptionRepo;
   webhooks: WebhookService;
+  qstash: QstashCore;
 }
 
 export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
@@ -187,7 +192,25 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   pop.start(); // replays the revive topic: the messages in flight before a restart
   const egress = createEgress(config, log);
   const subscriptions = new SubscriptionRepo(metadataHandle.db);
+  const qstash = new QstashCore({
+    files,
+    dataDir: config.dataDir,
+    settings: {
+      ...config,
+      retriesDefault: config.qstashRetriesDefault,
+      retriesMax: config.qstashRetriesMax,
+      retryBackoffMs: config.qstashRetryBackoffMs.map(Number),
+      concurrency: config.qstashConcurrency,
+      timeoutMsMax: config.webhookTimeoutMsMax,
+    },
+    checkUrl: (url) => egress.checkUrl(url),
+    produce: (topic, message) => producer.produce(topic, message),
+    nowMs,
+    log,
+  });
+  await qstash.start();
   const webhooks = new WebhookService({
+    qstash,
     store,
     offsets: offsetPort,
     transport: egress.transport,
@@ -232,6 +255,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     egress,
     subscriptions,
     webhooks,
+    qstash,
   };
 }
 
@@ -244,7 +268,7 @@ async function openStore(deps: BrokerDeps): Promise<MessageStore> {
     diskUsedRatio: deps.diskUsedRatio,
   });
   const started = deps.nowMs();
-  const report = await store.open();
+  const report = await store.open({ onRecoveryProgress: deps.onRecoveryProgress });
   deps.log("info", "store recovered", { ...report, ms: deps.nowMs() - started });
   store.start();
   return store;

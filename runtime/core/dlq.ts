@@ -122,6 +122,14 @@ export class DeadLetters {
     return { purged: Math.max(0, end - Math.max(cursor, store.getMinOffsetInQueue(dlq, 0))) };
   }
 
+  /** Dead letters the group holds: from the cursor to the end of %DLQ%{group}. */
+  size(group: string): number {
+    const { store } = this.d;
+    const dlq = dlqTopicOf(group);
+    const end = store.getMaxOffsetInQueue(dlq, 0);
+    return Math.max(0, end - Math.max(this.#cursor(group), store.getMinOffsetInQueue(dlq, 0)));
+  }
+
   #cursor(group: string): number {
     return this.d.offsets.query(DLQ_CURSOR_PREFIX + group, dlqTopicOf(group), 0) ?? 0;
   }

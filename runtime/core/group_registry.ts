@@ -72,6 +72,12 @@ export class GroupRegistry {
     }
   }
 
+  /** Every group, sorted by name. */
+  list(): GroupView[] {
+    return [...this.#groups.values()].map(toGroupView)
+      .sort((a, b) => a.group < b.group ? -1 : a.group > b.group ? 1 : 0);
+  }
+
   get(group: string): Promise<GroupView> {
     checkGroup(group);
     const config = this.#groups.get(group);

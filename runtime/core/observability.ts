@@ -5,6 +5,7 @@ import type { PullHoldService } from "../long_polling.ts";
 import type { ScheduleService } from "../schedule_service.ts";
 import type { TimerService } from "../timer_service.ts";
 import type { TopicRegistry } from "./topic_registry.ts";
+import { family, summary } from "../protocol/prom_text.ts";
 
 export interface ObservabilityDeps {
   store: MessageStore;
@@ -47,35 +48,72 @@ export class Observability {
     };
   }
 
-  /** Prometheus text exposition of the broker's gauges. */
+  /** Prometheus text exposition of the broker's gauges (each family with HELP and TYPE). */
   metrics(): string {
     const { store } = this.d;
     const stored = store.stats();
     const s = this.scheduledStats();
     const lines = [
-      "# TYPE mq_commitlog_max_offset gauge",
-      `mq_commitlog_max_offset ${stored.wroteOffset}`,
-      "# TYPE mq_commitlog_flushed_offset gauge",
-      `mq_commitlog_flushed_offset ${stored.flushedOffset}`,
-      "# TYPE mq_held_pulls gauge",
-      `mq_held_pulls ${this.d.holds.held}`,
-      "# TYPE mq_store_writable gauge",
-      `mq_store_writable ${stored.writable ? 1 : 0}`,
-      "# TYPE mq_store_writable_changes_total counter",
-      `mq_store_writable_changes_total ${stored.writableChanges}`,
-      "# TYPE mq_store_corrupt_reads_total counter",
-      `mq_store_corrupt_reads_total ${stored.corruptReads}`,
-      "# TYPE mq_topics gauge",
-      `mq_topics ${this.d.topics.size}`,
-      "# TYPE mq_timers_pending gauge",
-      `mq_timers_pending ${s.timersPending}`,
-      "# TYPE mq_timers_delivered_total counter",
-      `mq_timers_delivered_total ${s.timersDelivered}`,
-      "# TYPE mq_timer_lateness_ms gauge",
-      `mq_timer_lateness_ms{quantile="0.5"} ${s.timerLateP50Ms}`,
-      `mq_timer_lateness_ms{quantile="0.99"} ${s.timerLateP99Ms}`,
-      "# TYPE mq_delay_level_pending gauge",
-      ...s.delayLevelPending.map((n, i) => `mq_delay_level_pending{level="${i + 1}"} ${n}`),
+      ...family(
+        "mq_commitlog_max_offset",
+        "gauge",
+        "End of the written CommitLog (bytes)",
+        stored.wroteOffset,
+      ),
+      ...family(
+        "mq_commitlog_flushed_offset",
+        "gauge",
+        "CommitLog bytes fdatasync'ed",
+        stored.flushedOffset,
+      ),
+      ...family("mq_held_pulls", "gauge", "Long polls waiting for messages", this.d.holds.held),
+      ...family(
+        "mq_store_writable",
+        "gauge",
+        "1 when the store takes writes",
+        stored.writable ? 1 : 0,
+      ),
+      ...family(
+        "mq_store_writable_changes_total",
+        "counter",
+        "Times the store stopped or resumed taking writes",
+        stored.writableChanges,
+      ),
+      ...family(
+        "mq_store_corrupt_reads_total",
+        "counter",
+        "Reads that met a damaged record",
+        stored.corruptReads,
+      ),
+      ...family("mq_topics", "gauge", "Client topics", this.d.topics.size),
+      ...family(
+        "mq_timers_pending",
+        "gauge",
+        "Timed messages waiting in the timer wheel",
+        s.timersPending,
+      ),
+      ...family(
+        "mq_timers_delivered_total",
+        "counter",
+        "Timed messages delivered",
+        s.timersDelivered,
+      ),
+      ...summary(
+        "mq_timer_lateness_seconds",
+        "Lateness of recent timed deliveries",
+        this.d.timers.lateness.map((ms) => ms / 1000),
+      ),
+      ...summary(
+        "mq_delay_level_lateness_seconds",
+        "Lateness of recent delay-level deliveries",
+        this.d.schedule.lateness.map((ms) => ms / 1000),
+      ),
+      ...family(
+        "mq_delay_level_pending",
+        "gauge",
+        "Messages waiting per delay level",
+        s.delayLevelPending.map((n, i) => [{ level: i + 1 }, n]),
+      ),
     ];
     return lines.join("\n") + "\n";
   }

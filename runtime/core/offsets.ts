@@ -30,7 +30,7 @@ export class ConsumerOffsets {
     offset: number,
   ): Promise<QueueOffsetInfo> {
     await this.d.groups.existing(group);
-    this.d.topics.readable(topic, queueId);
+    this.d.topics.readableQueue(topic, queueId);
     const max = this.d.store.getMaxOffsetInQueue(topic, queueId);
     const min = this.d.store.getMinOffsetInQueue(topic, queueId);
     if (!Number.isSafeInteger(offset) || offset < 0 || offset > max) {
@@ -46,7 +46,7 @@ export class ConsumerOffsets {
 
   async getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo> {
     await this.d.groups.existing(group);
-    this.d.topics.readable(topic, queueId);
+    this.d.topics.readableQueue(topic, queueId);
     return this.info(group, topic, queueId);
   }
 

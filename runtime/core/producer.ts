@@ -167,7 +167,7 @@ export class Producer {
     }
     const level = message.delayLevel ?? 0;
     const queueId = this.#selectQueue(topic, message.queueId, message.shardingKey);
-    const messageId = d.ids.next();
+    const messageId = message.messageId ?? d.ids.next();
     const properties = new Map<string, string>();
     const user = message.properties;
     if (user !== undefined) { for (const k in user) properties.set(k, user[k]); }

@@ -8,10 +8,11 @@ import { BrokerError } from "../protocol/errors.ts";
 import {
   type PullRequest,
   type PullResult,
+  type RecordPullResult,
   signalOf,
   type SignalSource,
-  type WireMessage,
 } from "../protocol/types.ts";
+import type { StoredMessage } from "../../storage/message_store.ts";
 import type { PullHoldService } from "../long_polling.ts";
 import type { BodyText } from "../platform/platform.ts";
 import { parseTagExpression, toWireMessage } from "../wire.ts";
@@ -57,9 +58,39 @@ export class Puller {
     request: PullRequest,
     signalSource?: SignalSource,
   ): Promise<PullResult> {
-    const { store, holds, settings } = this.#d;
     this.#d.topics.readable(topic, queueId);
     if (request.group !== undefined) await this.#d.groups.existing(request.group);
+    const got = await this.#scan(topic, queueId, request, signalSource);
+    const messages = got.found.map((m) => toWireMessage(m.record, m.queueOffset, this.#d.bodyText));
+    if (request.group !== undefined) {
+      this.#d.offsets.commit(request.group, topic, queueId, got.nextOffset);
+    }
+    return { ...got.result, messages };
+  }
+
+  /**
+   * The same pull, answered with the stored records as they are (RocketMQ's byte layout,
+   * for the remoting front end). A group's own retry and DLQ topics are never registered
+   * topics (they have one queue), so they are readable here by name.
+   */
+  async pullRecords(
+    topic: string,
+    queueId: number,
+    request: PullRequest,
+    signalSource?: SignalSource,
+  ): Promise<RecordPullResult> {
+    this.#d.topics.readableQueue(topic, queueId);
+    const got = await this.#scan(topic, queueId, { ...request, group: undefined }, signalSource);
+    return { ...got.result, records: got.found.map((m) => m.bytes) };
+  }
+
+  async #scan(
+    topic: string,
+    queueId: number,
+    request: PullRequest,
+    signalSource?: SignalSource,
+  ): Promise<Scanned> {
+    const { store, holds, settings } = this.#d;
     const max = Math.min(request.max ?? settings.pullMsgNumsDefault, settings.pullMsgNumsMax);
     const waitMs = Math.min(request.waitMs ?? 0, settings.pullWaitMsMax);
     const tags = parseTagExpression(request.tags);
@@ -82,10 +113,7 @@ export class Puller {
         );
       }
       if (got.status === "FOUND") {
-        const messages = got.messages.map((m) =>
-          toWireMessage(m.record, m.queueOffset, this.#d.bodyText)
-        );
-        return this.#answer(request, topic, queueId, "FOUND", messages, got.nextBeginOffset, range);
+        return this.#answer("FOUND", got.messages, got.nextBeginOffset, range);
       }
       if (got.status === "NO_MATCHED_MESSAGE" || got.status === "OFFSET_FOUND_NULL") {
         offset = Math.max(offset, got.nextBeginOffset);
@@ -96,7 +124,7 @@ export class Puller {
       if (left <= 0 || this.#closing || signal?.aborted) {
         const status = offset > request.offset ? "NO_MATCHED_MESSAGE" : "NO_NEW_MESSAGE";
         const next = Math.max(offset, got.nextBeginOffset);
-        return this.#answer(request, topic, queueId, status, [], next, range);
+        return this.#answer(status, [], next, range);
       }
       if (!holds.canHold()) {
         throw new BrokerError(
@@ -109,17 +137,17 @@ export class Puller {
   }
 
   #answer(
-    request: PullRequest,
-    topic: string,
-    queueId: number,
     status: PullResult["status"],
-    messages: WireMessage[],
+    found: StoredMessage[],
     nextOffset: number,
     range: { minOffset: number; maxOffset: number },
-  ): PullResult {
-    if (request.group !== undefined) {
-      this.#d.offsets.commit(request.group, topic, queueId, nextOffset);
-    }
-    return { status, messages, nextOffset, ...range };
+  ): Scanned {
+    return { result: { status, nextOffset, ...range }, found, nextOffset };
   }
+}
+
+interface Scanned {
+  result: Omit<PullResult, "messages">;
+  found: StoredMessage[];
+  nextOffset: number;
 }

@@ -138,6 +138,22 @@ export class TopicRegistry {
     return this.upsert(name, {}).then(checkWritePerm);
   }
 
+  /**
+   * As readable(), and a consumer group's own retry or DLQ topic by name: those are never
+   * registered (RocketMQ gives them one queue, perm 6), yet remoting consumers pull and
+   * commit offsets on them. Checks only: nothing is returned.
+   */
+  readableQueue(name: string, queueId: number): void {
+    if (!name.startsWith("%RETRY%") && !name.startsWith("%DLQ%")) {
+      this.readable(name, queueId);
+      return;
+    }
+    checkReadableTopic(name);
+    if (queueId !== 0) {
+      throw new BrokerError("QUEUE_NOT_FOUND", `No queue ${queueId} in ${name}: it has queue 0`);
+    }
+  }
+
   /** The topic, checked for READ perm and that `queueId` is one of its read queues. */
   readable(name: string, queueId: number): TopicConfig {
     checkReadableTopic(name);

@@ -19,6 +19,7 @@
 // flush and, in SYNC mode, after inSyncReplicas replicas hold it). So a replica that lost
 // its lease acknowledges nothing, even if it was paused while the put was in flight.
 import type { BrokerClient } from "../protocol/core_api.ts";
+import { haMetrics } from "./ha_metrics.ts";
 import process from "node:process";
 import { joinPath } from "../../storage/file_port.ts";
 import type { MessageStore } from "../../storage/message_store.ts";
@@ -107,8 +108,10 @@ export class HaNode implements HaApi {
     throw this.#notLeader("Cannot serve this request");
   }
 
-  metrics(): string {
-    return this.#role === "master" && this.#master ? this.#master.broker.metrics() : "";
+  /** The master's broker figures (on a master) and this replica's replication figures. */
+  async metrics(): Promise<string> {
+    const own = this.#role === "master" && this.#master ? await this.#master.broker.metrics() : "";
+    return own + haMetrics(this.status());
   }
 
   status(): HaStatus {

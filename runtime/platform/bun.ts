@@ -3,6 +3,7 @@ import { openSqliteOnBun } from "./bun_sqlite.ts";
 import { type KvOpenOptions, KvPortError, openNodeKv } from "./kv_port.ts";
 import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
 import { guardedServe, listenNodeTcp, systemClock } from "./portable.ts";
+import { listenBunTcp } from "./bun_tcp.ts";
 
 // deno-lint-ignore no-explicit-any
 const Bun = (globalThis as any).Bun;
@@ -35,6 +36,7 @@ export function bunPlatform(): Platform {
       });
     },
     listenTcp: listenNodeTcp,
+    listenTcpConnections: listenBunTcp,
     openKv(pathOrUrl?: string, options: KvOpenOptions = {}) {
       if (pathOrUrl === undefined) {
         return Promise.reject(new KvPortError("Cannot open KV without a path or URL off Deno"));

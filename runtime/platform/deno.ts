@@ -29,6 +29,7 @@ export function denoPlatform(): Platform {
         }));
     },
     listenTcp: listenNodeTcp,
+    listenTcpConnections: listenNodeTcp,
     openKv,
     openSqlite: openNodeSqlite,
   };

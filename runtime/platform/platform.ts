@@ -42,6 +42,21 @@ export interface TcpListenOptions {
   port: number;
 }
 
+/** The part of a TCP connection a framed protocol needs; node:net's Socket has it. */
+export interface TcpConnection {
+  on(event: "data", listener: (chunk: Uint8Array) => void): unknown;
+  on(event: "close", listener: () => void): unknown;
+  on(event: "error", listener: (err: Error) => void): unknown;
+  /** Queues `data` in order; false when it could not all be sent at once. */
+  write(data: Uint8Array): boolean;
+  destroy(): void;
+  /** Calls `listener` after `ms` without data in either direction. */
+  setTimeout(ms: number, listener?: () => void): unknown;
+  setNoDelay(noDelay?: boolean): unknown;
+  readonly remoteAddress?: string;
+  readonly remotePort?: number;
+}
+
 export interface TcpServer {
   readonly port: number;
   /** Stops accepting; open sockets stay open (their owners close them). */
@@ -76,6 +91,12 @@ export interface Platform {
   listenTcp(
     options: TcpListenOptions,
     onSocket: (socket: Socket) => void,
+  ): Promise<TcpServer>;
+  /** A TCP listener for framed protocols (the remoting front end): node:net on Deno,
+   * Bun's own sockets on Bun (bun_tcp.ts). Each connection has TcpConnection's surface. */
+  listenTcpConnections(
+    options: TcpListenOptions,
+    onConnection: (connection: TcpConnection) => void,
   ): Promise<TcpServer>;
   /** A local KV file, a KV Connect URL, or (no path: Deno Deploy only) the app's own KV. */
   openKv(pathOrUrl?: string, options?: KvOpenOptions): Promise<KvPort>;

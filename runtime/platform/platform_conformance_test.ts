@@ -106,6 +106,40 @@ check("listenTcp() accepts on a free port and hands over the socket", async () =
   await server.close();
 });
 
+check("listenTcpConnections() echoes in order, flushes a large write, times out idle", async () => {
+  let idleFired = false;
+  const server = await platform.listenTcpConnections(
+    { hostname: "127.0.0.1", port: 0 },
+    (conn) => {
+      conn.setNoDelay(true);
+      conn.setTimeout(300, () => {
+        idleFired = true;
+        conn.destroy();
+      });
+      conn.on("data", (data) => {
+        // A 1 MiB answer to the first byte "B": more than a socket takes at once.
+        conn.write(data[0] === 66 ? new Uint8Array(1 << 20).fill(7) : data);
+      });
+    },
+  );
+  const client = net.connect(server.port, "127.0.0.1");
+  let got = 0;
+  const chunks: Uint8Array[] = [];
+  client.on("data", (data: Uint8Array) => {
+    got += data.length;
+    if (got <= 7) chunks.push(data);
+  });
+  const closed = new Promise((resolve) => client.on("close", resolve));
+  client.write(utf8("echo me"));
+  while (got < 7) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(Buffer.concat(chunks).toString("utf8"), "echo me");
+  client.write(utf8("B"));
+  await closed; // closed by the idle timer once the megabyte is out
+  assert.equal(got, 7 + (1 << 20));
+  assert.ok(idleFired);
+  await server.close();
+});
+
 check(
   "files round-trip: write, read, sync, truncate, rename, list, remove",
   () =>

@@ -24,7 +24,10 @@ import type {
   PullResult,
   QueueOffsetInfo,
   ReceiveOptions,
+  RecordPullResult,
   ScheduledOutcome,
+  SendBackRequest,
+  SendBackResult,
   SignalSource,
   SubscriptionInput,
   SubscriptionView,
@@ -32,6 +35,8 @@ import type {
   TopicUpsert,
   WireMessage,
 } from "./types.ts";
+import type { ClusterView, GroupProgress, TopicStats } from "./ops_types.ts";
+import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
 export interface ProducerApi {
@@ -64,6 +69,9 @@ export interface ConsumerApi {
     receiptHandle: string,
     invisibleMs: number,
   ): Promise<{ invisibleUntil: number }>;
+  /** Sends a received message to %DLQ%{group} at once and acks it (RocketMQ 5's
+   * ForwardMessageToDeadLetterQueue). Optional: the HTTP client (split mode) lacks it. */
+  deadLetter?(group: string, receiptHandle: string): Promise<void>;
   commitOffset(
     group: string,
     topic: string,
@@ -117,9 +125,67 @@ export interface AdminApi {
   health(): Promise<HealthInfo>;
 }
 
+/** Operations views for the admin CLI and the dashboard. The in-process core implements
+ * them; the HTTP client reaches them through their routes (GET /v1/groups, …). */
+export interface OpsApi {
+  listGroups(): Promise<GroupView[]>;
+  topicStats(topic: string): Promise<TopicStats>;
+  groupProgress(group: string): Promise<GroupProgress>;
+  clusterView(): Promise<ClusterView>;
+}
+
 /** All three: what the in-process core and the HTTP client implement, and what the
  * HTTP /v1 front end is given. */
 export interface BrokerClient extends ProducerApi, ConsumerApi, AdminApi {}
+
+/**
+ * What the RocketMQ remoting front end needs beyond the three: records in RocketMQ's own
+ * byte layout (a pull answer carries them as stored), queue ranges without a group, and
+ * the consumer's send-back. Implemented by the in-process core only.
+ */
+export interface RecordApi {
+  /** As pull(), answered with the stored records; reads %RETRY% and %DLQ% topics too. No
+   * offset is committed (remoting commits with its own field). */
+  pullRecords(
+    topic: string,
+    queueId: number,
+    request: PullRequest,
+    signal?: SignalSource,
+  ): Promise<RecordPullResult>;
+  queueRange(topic: string, queueId: number): Promise<{ minOffset: number; maxOffset: number }>;
+  /** The first queue offset stored at or after `timestamp` (SEARCH_OFFSET_BY_TIMESTAMP). */
+  offsetByTime(topic: string, queueId: number, timestamp: number): Promise<number>;
+  /** The record at a CommitLog offset, as stored; undefined when there is none. */
+  recordAt(commitLogOffset: number): Promise<Uint8Array | undefined>;
+  /** Records of `topic` by key (or unique id) and time range, as stored. */
+  findRecords(topic: string, query: FindQuery): Promise<Uint8Array[]>;
+  /** A consumer gives a message back: a copy goes to %RETRY%{group} after the delay of
+   * its level, or to %DLQ%{group} past the retry limit. */
+  sendBack(group: string, request: SendBackRequest): Promise<SendBackResult>;
+  /** The group's live members (GET_CONSUMER_LIST_BY_GROUP), without a heartbeat. */
+  groupMembers(group: string): Promise<MembersView>;
+}
+
+/** What the QStash front end (functions/qstash/) needs beyond the admin API: the keys that
+ * sign its deliveries, and the SSRF guard's verdict on a destination before anything is
+ * stored (a published URL is not a subscription, so upsertSubscription never checks it). */
+export interface QstashApi {
+  qstashSigningKeys(): Promise<QstashSigningKeys>;
+  /** next becomes current, a new next is made; deliveries sign with the new current. */
+  rotateQstashSigningKeys(): Promise<QstashSigningKeys>;
+  /** Throws WEBHOOK_URL_REFUSED when deliveries to `url` would be refused. */
+  checkDestination(url: string): Promise<void>;
+  qstashSettings(): Promise<QstashSettings>;
+  /** A group's dead letters, oldest first, without those deleted or retried through here. */
+  listDeadLetters(group: string, max: number): Promise<WireMessage[]>;
+  /** Delivers letters again to the group's subscription alone, then deletes them; the ids
+   * of those found. */
+  retryDeadLetters(group: string, messageIds: string[]): Promise<string[]>;
+  /** Deletes single letters; how many were found. */
+  deleteDeadLetters(group: string, messageIds: string[]): Promise<number>;
+  /** What a cron schedule publishes (the QStash view shows its destination and body). */
+  qstashSchedule(id: string): Promise<QstashScheduleDetails>;
+}
 
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
  * table (split mode), re-read when a call fails. */

@@ -171,6 +171,12 @@ export const PROBLEMS = {
     title: "No broker could be reached",
   },
   NOT_LEADER: { status: 503, type: "/problems/not-leader", title: "This broker is not the leader" },
+  /** The broker is recovering its store after a start; GET /readyz shows how far. */
+  RECOVERING: {
+    status: 503,
+    type: "/problems/recovering",
+    title: "The broker is recovering its store",
+  },
   FLUSH_TIMEOUT: {
     status: 504,
     type: "/problems/flush-timeout",

@@ -2,7 +2,7 @@
 // table (runtime/config/) includes these same rows, so the embedded app, the functions as
 // their own process (functions/main.ts) and Deno Deploy (functions/deploy.ts) read the
 // same environment variables with the same defaults and checks.
-import { choiceSetting, fromEnv, intSetting } from "./setting.ts";
+import { choiceSetting, fromEnv, intSetting, listSetting } from "./setting.ts";
 
 const MIB = 1024 * 1024;
 
@@ -198,12 +198,23 @@ export const REQUEST_BODY_BYTES_BACKSTOP = intSetting(
   },
 );
 
+/** Browser pages that may call the API (CORS); functions/app.ts answers their preflights. */
+export const CORS_ORIGINS = listSetting("corsOrigins", "MQ_CORS_ORIGINS", {
+  default: [],
+  defaultText: "none",
+  allowedText: "origins scheme://host[:port], comma-separated; or *",
+  item: (x) => x === "*" || /^https?:\/\/[^/\s?#,]+$/.test(x),
+  doc:
+    "Origins whose pages may call the HTTP API from a browser (CORS); preflights are answered, credentials are never allowed, so * means any page, with an API key it must hold itself.",
+});
+
 export const FUNCTIONS_SETTINGS = [
   ...Object.values(LIMIT_SETTINGS),
   ...Object.values(HTTP_CONNECTION_SETTINGS),
   ROUTE_EXPIRY_MS,
   ROUTE_CACHE_MS,
   REQUEST_BODY_BYTES_BACKSTOP,
+  CORS_ORIGINS,
 ];
 
 /** The part of a broker's config (BrokerConfig) the limits come from. */
@@ -235,6 +246,7 @@ export interface FunctionsSettings {
   routeExpiryMs: number;
   routeCacheMs: number;
   requestBodyBytesBackstop: number;
+  corsOrigins: string[];
 }
 
 /** The functions' settings from the environment (unset: the broker's defaults); throws
@@ -263,5 +275,6 @@ export function functionsSettingsFromEnv(
     routeExpiryMs: fromEnv(ROUTE_EXPIRY_MS, env),
     routeCacheMs: fromEnv(ROUTE_CACHE_MS, env),
     requestBodyBytesBackstop: fromEnv(REQUEST_BODY_BYTES_BACKSTOP, env),
+    corsOrigins: fromEnv(CORS_ORIGINS, env),
   };
 }

@@ -96,6 +96,11 @@ export function parseNonNegativeInt(
 /** User property names: a conservative token so they are safe as headers and in records. */
 export const PROPERTY_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
+/** Whether a stored property is one a user could have set (not a system property). */
+export function isUserPropertyName(name: string): boolean {
+  return PROPERTY_NAME_PATTERN.test(name) && !RESERVED_PROPERTIES.has(name.toUpperCase());
+}
+
 export function checkUserProperty(name: string, value: unknown) {
   if (
     !PROPERTY_NAME_PATTERN.test(name) || RESERVED_PROPERTIES.has(name.toUpperCase()) ||

@@ -11,6 +11,8 @@ export const KEY_CHARS_MAX = 128;
 export const KEYS_MAX = 32;
 export const SHARDING_KEY_CHARS_MAX = 256;
 export const CONTENT_TYPE_CHARS_MAX = 256;
+/** A producer-made message id (RocketMQ 5 clients: 34 hex characters). */
+export const MESSAGE_ID_CHARS_MAX = 128;
 const VISIBLE = /^[\x21-\x7e]+$/;
 // deno-lint-ignore no-control-regex -- refusing control characters is the point
 const TEXT = /^[^\x00-\x1f\x7f]*$/;
@@ -101,6 +103,17 @@ export function checkProduce(message: ProduceMessage, rules: ProduceRules): void
     throw new BrokerError(
       "INVALID_PARAMETER",
       `Cannot use delay level ${level}: levels are 1-${rules.delayLevels} (${rules.delayLevelsText}), 0 for none`,
+    );
+  }
+  const id = message.messageId;
+  if (
+    id !== undefined && (id.length === 0 || id.length > MESSAGE_ID_CHARS_MAX || !VISIBLE.test(id))
+  ) {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `Cannot use message id ${
+        JSON.stringify(id.slice(0, 200))
+      }: 1-${MESSAGE_ID_CHARS_MAX} visible ASCII characters`,
     );
   }
   const user = message.properties;

@@ -18,6 +18,9 @@ export interface RouteEntry {
   cluster: string;
   brokerName: string;
   address: string;
+  /** host:port of the broker's RocketMQ remoting port, when it serves one
+   * (functions/remoting/: what a NameServer gives remoting clients as the broker address). */
+  remotingAddress?: string;
   /** Leadership epoch (fencing token); 0 until replication lands. */
   epoch: number;
   topics: Pick<TopicConfig, "name" | "readQueueNums" | "writeQueueNums" | "perm">[];

@@ -155,7 +155,7 @@ export function boolSetting<N extends string>(
 export function listSetting<N extends string>(
   name: N,
   env: string,
-  o: Common<string[]> & { allowedText: string },
+  o: Common<string[]> & { allowedText: string; item?: (x: string) => boolean },
 ): Setting<N, string[]> {
   return row(
     name,
@@ -163,7 +163,9 @@ export function listSetting<N extends string>(
     o,
     o.allowedText,
     (text) => text.split(",").map((x) => x.trim()).filter((x) => x !== ""),
-    (v) => Array.isArray(v) && v.every((x) => typeof x === "string"),
+    (v) =>
+      Array.isArray(v) &&
+      v.every((x) => typeof x === "string" && (o.item === undefined || o.item(x))),
   );
 }
 

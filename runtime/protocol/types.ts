@@ -20,6 +20,9 @@ export interface ProduceMessage {
   deliverAt?: number;
   properties?: Record<string, string>;
   idempotencyKey?: string;
+  /** The producer's own message id (RocketMQ 5 clients make one: reference/rocketmq-grpc.md
+   * §8), stored as UNIQ_KEY; the broker makes one when absent. 1-128 visible ASCII. */
+  messageId?: string;
 }
 
 export interface ProduceResult {
@@ -173,6 +176,11 @@ export interface SubscriptionInput {
   startFrom?: "latest" | "earliest" | number;
   /** Told (best effort, signed) when a message is dead-lettered or the endpoint disabled. */
   failureCallbackUrl?: string | null;
+  /** "standard" (default): Standard Webhooks signatures. "qstash": QStash's delivery
+   * (Upstash-Signature JWT, per-message destination, retries, forwarded headers and
+   * callbacks from the message's qstash.* properties; docs/qstash.md); `url` may then be ""
+   * when every message names its destination. */
+  dialect?: "standard" | "qstash";
 }
 
 export type SubscriptionStatus = "active" | "paused" | "disabled";
@@ -187,8 +195,11 @@ export interface SubscriptionStats {
   lag: number;
 }
 
-export interface SubscriptionView extends Required<Omit<SubscriptionInput, "startFrom">> {
+export interface SubscriptionView
+  extends Required<Omit<SubscriptionInput, "startFrom" | "dialect">> {
   group: string;
+  /** Set when not "standard". */
+  dialect?: "qstash";
   status: SubscriptionStatus;
   /** Why it is disabled (410 from the endpoint) or paused. */
   statusReason: string | null;
@@ -346,3 +357,29 @@ export type AckResult =
     ok: false;
     error: { type: string; status: number; detail: string; code: string };
   };
+
+/** A pull answered with the stored records as they are (RocketMQ's CommitLog layout). */
+export interface RecordPullResult {
+  status: PullResult["status"];
+  records: Uint8Array[];
+  nextOffset: number;
+  minOffset: number;
+  maxOffset: number;
+}
+
+/** CONSUMER_SEND_MSG_BACK: a consumer gives a message back for a later retry. */
+export interface SendBackRequest {
+  /** The CommitLog offset of the message being given back. */
+  commitLogOffset: number;
+  /** 0: the broker's choice (3 + reconsumeTimes); below 0: straight to the DLQ. */
+  delayLevel: number;
+  /** The client's retry limit (RocketMQ V3_4_9+); the group's retryMaxTimes when absent. */
+  maxReconsumeTimes?: number;
+  originMessageId?: string;
+}
+
+export interface SendBackResult {
+  /** Where the copy went: %RETRY%{group} (through the delay level) or %DLQ%{group}. */
+  topic: string;
+  reconsumeTimes: number;
+}

@@ -4,12 +4,25 @@
 // the DLQ, not this log.
 import type { DeliveryAttempt } from "../protocol/types.ts";
 
+/** Totals since start, per subscription (its group): the webhook metrics. */
+export interface DeliveryTotals {
+  attempts: number;
+  failures: number;
+  latencySumMs: number;
+}
+
 export class DeliveryLog {
   #rings = new Map<string, { entries: DeliveryAttempt[]; next: number }>();
+  readonly totals = new Map<string, DeliveryTotals>();
 
   constructor(private readonly entriesMax: number) {}
 
   add(attempt: DeliveryAttempt): void {
+    let t = this.totals.get(attempt.group);
+    if (!t) this.totals.set(attempt.group, t = { attempts: 0, failures: 0, latencySumMs: 0 });
+    t.attempts++;
+    if (attempt.outcome !== "delivered") t.failures++;
+    t.latencySumMs += attempt.latencyMs;
     let ring = this.#rings.get(attempt.group);
     if (!ring) this.#rings.set(attempt.group, ring = { entries: [], next: 0 });
     if (ring.entries.length < this.entriesMax) ring.entries.push(attempt);
@@ -33,5 +46,6 @@ export class DeliveryLog {
 
   forget(group: string): void {
     this.#rings.delete(group);
+    this.totals.delete(group);
   }
 }

@@ -13,6 +13,7 @@ import { deliveryRequest } from "./delivery_request.ts";
 import type { StoredSubscription, WebhookDeps, WebhookResponse } from "./delivery_types.ts";
 import { retryAfterMs } from "./http_delivery.ts";
 import { retryCopy } from "./retry_copy.ts";
+import { qstashOutcome, qstashRequest, qstashRetries } from "./qstash_request.ts";
 import { secretKey, SigningKey } from "./signing.ts";
 import { TokenBucket } from "./token_bucket.ts";
 
@@ -205,16 +206,12 @@ export class Runner {
     this.service.inFlightTotal++;
     const started = this.deps.nowMs();
     const attempt = entry.record.reconsumeTimes + entry.failures + 1;
-    const request = deliveryRequest(
-      this.sub,
-      this.keys,
-      cursor,
-      entry,
-      attempt,
-      started,
-      this.#abort.signal,
-    );
-    this.deps.transport(request).then(
+    const qstash = this.sub.dialect === "qstash" ? this.deps.qstash : undefined;
+    this.deps.transport(
+      qstash
+        ? qstashRequest(this.sub, qstash, entry, attempt, this.#abort.signal)
+        : deliveryRequest(this.sub, this.keys, cursor, entry, attempt, started, this.#abort.signal),
+    ).then(
       (response) => this.#finish(cursor, entry, attempt, started, response, undefined),
       (err) => this.#finish(cursor, entry, attempt, started, undefined, err),
     );
@@ -254,6 +251,7 @@ export class Runner {
       log("delivered");
       this.stats.delivered++;
       this.#settle(cursor, entry);
+      this.#qstashSettled(cursor, entry, attempt, response);
       return;
     }
     if (this.#retired) return; // aborted by a stop: redelivered from the committed offset
@@ -280,9 +278,9 @@ export class Runner {
     }
     const policy = this.deps.retryPolicy(this.sub.group);
     const reconsumeTimes = entry.record.reconsumeTimes + entry.failures + 1;
-    if (reconsumeTimes > policy.retryMaxTimes) {
+    if (reconsumeTimes > this.#retryMaxTimes(entry)) {
       log("dead-lettered");
-      this.#deadLetter(cursor, entry, reconsumeTimes);
+      this.#deadLetter(cursor, entry, reconsumeTimes, response);
       return;
     }
     log(outcome);
@@ -335,10 +333,29 @@ export class Runner {
     );
   }
 
-  #deadLetter(cursor: Cursor, entry: Entry, reconsumeTimes: number) {
+  /** QStash dialect: the message's own retries. */
+  #retryMaxTimes(entry: Entry): number {
+    const own = this.sub.dialect === "qstash" ? qstashRetries(entry.record) : undefined;
+    return own ?? this.deps.retryPolicy(this.sub.group).retryMaxTimes;
+  }
+
+  #qstashSettled(c: Cursor, e: Entry, attempt: number, r?: WebhookResponse, dead = false) {
+    if (this.sub.dialect !== "qstash" || !this.deps.qstash) return;
+    const topic = e.record.properties.get(PROPERTY_RETRY_TOPIC) ?? c.topic;
+    const max = this.#retryMaxTimes(e);
+    this.deps.qstash.settled(qstashOutcome(this.sub, topic, e, attempt, max, r, dead));
+  }
+
+  #deadLetter(
+    cursor: Cursor,
+    entry: Entry,
+    reconsumeTimes: number,
+    response: WebhookResponse | undefined,
+  ) {
     this.#putCopy(cursor, entry, dlqTopicOf(this.sub.group), reconsumeTimes).then((stored) => {
       if (!stored) return;
       this.stats.deadLettered++;
+      this.#qstashSettled(cursor, entry, reconsumeTimes, response, true);
       this.service.notifyFailure(this.sub, {
         type: "message.dead_lettered",
         group: this.sub.group,

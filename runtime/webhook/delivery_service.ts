@@ -161,6 +161,7 @@ export class WebhookService {
       retryMaxTimes: policy.retryMaxTimes,
       retryBackoffMs: policy.backoffList ?? null,
       failureCallbackUrl: sub.failureCallbackUrl,
+      ...(sub.dialect ? { dialect: sub.dialect } : {}),
       status: sub.status,
       statusReason: sub.statusReason,
       createdAt: sub.createdAt,

@@ -4,9 +4,13 @@
 import type { MessageStore } from "../../storage/message_store.ts";
 import type { SubscriptionStatus } from "../protocol/types.ts";
 import type { Logger } from "../log.ts";
+import type { WebhookMethod } from "./http_delivery.ts";
+import type { MessageRecord } from "../../storage/message/record.ts";
 
 export interface WebhookRequest {
   url: string;
+  /** POST when absent. */
+  method?: WebhookMethod;
   headers: Record<string, string>;
   body: Uint8Array;
   timeoutMs: number;
@@ -52,6 +56,8 @@ export interface StoredSubscription {
   ratePerSec: number;
   ordered: boolean;
   failureCallbackUrl: string | null;
+  /** Absent: Standard Webhooks. "qstash": qstash_request.ts builds each request. */
+  dialect?: "qstash";
   status: SubscriptionStatus;
   statusReason: string | null;
   createdAt: number;
@@ -66,7 +72,34 @@ export interface RetryPolicy {
   backoffMs(reconsumeTimes: number): number;
 }
 
+/** What a delivery in the QStash dialect needs from the broker (runtime/core/qstash.ts). */
+export interface QstashDelivery {
+  /** The Upstash-Signature JWT of one attempt to deliver `body` to `url`. */
+  sign(url: string, body: Uint8Array): string;
+  /** A message's last attempt: delivered (2xx) or dead-lettered; callbacks go out here. */
+  settled(outcome: QstashOutcome): void;
+}
+
+export interface QstashOutcome {
+  group: string;
+  topic: string;
+  messageId: string;
+  record: MessageRecord;
+  url: string;
+  /** Set for a URL group endpoint. */
+  urlGroup?: string;
+  /** HTTP status of the last attempt, 0 when there was no response. */
+  status: number;
+  responseBody: string;
+  /** Attempts after the first. */
+  retried: number;
+  maxRetries: number;
+  deadLettered: boolean;
+}
+
 export interface WebhookDeps {
+  /** Set when the broker serves the QStash dialect. */
+  qstash?: QstashDelivery;
   store: MessageStore;
   offsets: {
     query(group: string, topic: string, queueId: number): number | undefined;

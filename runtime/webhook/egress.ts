@@ -82,6 +82,7 @@ export function createEgress(
       headers: req.headers,
       signal: req.signal,
       totalTimeoutMs: req.timeoutMs,
+      ...(req.method ? { method: req.method } : {}),
     });
     if (!outcome.ok) throw outcome.error;
     return {

@@ -36,7 +36,7 @@ export function requestBytes(
   userAgent: string,
 ): Uint8Array | string {
   const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body;
-  let head = `POST ${target.path} HTTP/1.1\r\nhost: ${target.url.host}\r\n`;
+  let head = `${request.method ?? "POST"} ${target.path} HTTP/1.1\r\nhost: ${target.url.host}\r\n`;
   let agent = false;
   const given = request.headers ?? {};
   for (const name of Object.keys(given)) {

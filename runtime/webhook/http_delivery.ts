@@ -98,7 +98,11 @@ export interface PinnedPostRequest {
   readonly signal?: AbortSignal;
   /** Overrides the client's totalTimeoutMs for this request. */
   readonly totalTimeoutMs?: number;
+  /** POST when absent (QStash deliveries may ask for another; the body is sent either way). */
+  readonly method?: WebhookMethod;
 }
+
+export type WebhookMethod = "POST" | "PUT" | "PATCH" | "DELETE" | "GET";
 
 export interface PostResponse {
   readonly ok: true;

@@ -68,13 +68,19 @@ export function normalizeSubscription(
     "retryBackoffMs",
     "startFrom",
     "failureCallbackUrl",
+    "dialect",
   ]);
   for (const k of Object.keys(input)) {
     if (!known.has(k)) throw bad(`Unknown subscription field ${JSON.stringify(k)}`);
   }
   if (typeof input.topic !== "string") throw bad("A subscription needs a topic");
   if (typeof input.url !== "string") throw bad("A subscription needs a url");
-  checkUrl(input.url);
+  const dialect = input.dialect ?? "standard";
+  if (dialect !== "standard" && dialect !== "qstash") {
+    throw bad(`dialect must be "standard" or "qstash"`);
+  }
+  // A QStash subscription may leave the URL to each message (checked when published).
+  if (!(dialect === "qstash" && input.url === "")) checkUrl(input.url);
   const tags = input.tags ?? "*";
   if (typeof tags !== "string" || tags.length > 1024) throw bad("tags must be a tag expression");
   let secrets: string[];
@@ -132,6 +138,7 @@ export function normalizeSubscription(
     ratePerSec,
     ordered: input.ordered ?? false,
     failureCallbackUrl,
+    ...(dialect === "qstash" ? { dialect } : {}),
     status: previous?.status ?? "active",
     statusReason: previous?.statusReason ?? null,
     createdAt: previous?.createdAt ?? nowMs,

@@ -9,6 +9,7 @@
 // already have dropped the dirty pages, so a retry could "succeed" without the data.
 // The flusher fails every waiter, refuses all later flushes, and the store stops taking
 // writes. Never retried.
+import { DurationHistogram, FLUSH_BOUNDS_MS } from "../duration_histogram.ts";
 import { setImmediate } from "node:timers";
 import { StoreError } from "../errors.ts";
 import type { CommitLog } from "./commit_log.ts";
@@ -44,6 +45,9 @@ export class GroupCommit {
   #listener: FlushListener = () => {};
   #idle: (() => void)[] = [];
   #onFailed: () => void = () => {};
+
+  /** How long each flush (the fdatasyncs of one group commit) took. */
+  readonly flushTimes = new DurationHistogram(FLUSH_BOUNDS_MS);
 
   constructor(
     private readonly log: CommitLog,
@@ -112,6 +116,7 @@ export class GroupCommit {
 
   async #syncOnce(batch: Batch, upTo: number) {
     const from = this.#flushedOffset;
+    const started = performance.now();
     const timer = setTimeout(() => batch.reject(this.#timedOut()), this.options.syncFlushTimeoutMs);
     try {
       for (const segment of this.log.segmentsBetween(from, upTo)) {
@@ -124,6 +129,7 @@ export class GroupCommit {
       return;
     }
     clearTimeout(timer);
+    this.flushTimes.observe(performance.now() - started);
     this.#flushedOffset = upTo;
     this.#current = undefined;
     batch.resolve();

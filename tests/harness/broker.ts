@@ -7,6 +7,8 @@ import { type ChildRun, type RuntimeName, startChild } from "./process.ts";
 export interface BrokerProcess extends AsyncDisposable {
   runtime: RuntimeName;
   url: string;
+  /** host:port of the RocketMQ 5 gRPC front end, when it is on. */
+  grpc?: string;
   dataDir: string;
   child: ChildRun;
   client: MqClient;
@@ -19,6 +21,7 @@ export interface BrokerProcess extends AsyncDisposable {
 /** A functions process (functions/main.ts) finding brokers through the KV route table. */
 export interface FunctionsProcess extends AsyncDisposable {
   url: string;
+  grpc?: string;
   child: ChildRun;
   client: MqClient;
 }
@@ -30,6 +33,7 @@ export async function startFunctions(
 ): Promise<FunctionsProcess> {
   const child = startChild(runtime, "functions/main.ts", [], {
     PORT: "0",
+    MQ_GRPC_PORT: "0",
     MQ_KV: options.kvUrl,
     DENO_KV_ACCESS_TOKEN: options.kvToken,
     MQ_ROUTE_CACHE_MS: "60000",
@@ -37,14 +41,15 @@ export async function startFunctions(
     ...options.env,
   });
   try {
-    const { url } = await child.waitForJson<{ url: string }>(
+    const { url, grpc } = await child.waitForJson<{ url: string; grpc?: string }>(
       "functions listening",
       (v) => v.event === "listening",
     );
     return {
       url,
+      grpc,
       child,
-      client: new MqClient({ baseUrl: url }),
+      client: new MqClient({ baseUrl: url, retries: 0 }),
       [Symbol.asyncDispose]: () => child[Symbol.asyncDispose](),
     };
   } catch (err) {
@@ -65,13 +70,14 @@ export async function startBroker(
   const dataDir = options.dataDir ?? tempDir(`broker-${runtime}`);
   const child = startChild(runtime, "runtime/main.ts", options.args ?? [], {
     PORT: "0",
+    MQ_GRPC_PORT: "0",
     DATA_DIR: dataDir,
     MQ_LOG_LEVEL: "warn",
     ...options.env,
   });
-  let listening: { url: string };
+  let listening: { url: string; grpc?: string };
   try {
-    listening = await child.waitForJson<{ url: string }>(
+    listening = await child.waitForJson<{ url: string; grpc?: string }>(
       "listening line",
       (v) => v.event === "listening",
       60_000,
@@ -81,10 +87,12 @@ export async function startBroker(
     await child.exited;
     throw err;
   }
-  const client = new MqClient({ baseUrl: listening.url, token: options.token });
+  // No retries: tests see each refusal as the broker answered it.
+  const client = new MqClient({ baseUrl: listening.url, token: options.token, retries: 0 });
   const proc: BrokerProcess = {
     runtime,
     url: listening.url,
+    grpc: listening.grpc,
     dataDir,
     child,
     client,

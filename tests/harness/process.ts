@@ -148,7 +148,8 @@ export function startChild(
   const [bin, argv] = runtimeCommand(runtime, script, args);
   const child = spawn(bin, argv, {
     cwd: REPO_ROOT,
-    env: { ...process.env, NO_COLOR: "1", ...env },
+    // Remoting on ephemeral ports: tests run side by side, so never RocketMQ's 9876/10911.
+    env: { ...process.env, NO_COLOR: "1", MQ_NAMESRV_PORT: "0", MQ_REMOTING_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   return new ChildRun(child, `${runtime} ${script}`);

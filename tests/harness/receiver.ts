@@ -2,6 +2,7 @@
 // decided per path by a script (request, how many times this path was hit before).
 export interface Received {
   path: string;
+  method: string;
   headers: Record<string, string>;
   body: Uint8Array;
   at: number;
@@ -25,6 +26,7 @@ export class Receiver implements AsyncDisposable {
         const path = new URL(req.url).pathname;
         const received: Received = {
           path,
+          method: req.method,
           headers: Object.fromEntries(req.headers),
           body: new Uint8Array(await req.arrayBuffer()),
           at: Date.now(),

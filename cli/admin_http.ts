@@ -1,0 +1,43 @@
+// The operations routes the SDK client does not cover yet (GET /v1/groups, topic stats,
+// group progress, the cluster, metrics), over fetch; refusals become BrokerErrors as in
+// the SDK.
+import { BrokerError } from "../client/mod.ts";
+import type { ClusterView, GroupProgress, TopicStats } from "../runtime/protocol/ops_types.ts";
+import type { GroupView } from "../runtime/protocol/types.ts";
+
+export class AdminHttp {
+  constructor(readonly baseUrl: string, readonly token?: string) {}
+
+  async listGroups(): Promise<GroupView[]> {
+    return (await this.get<{ groups: GroupView[] }>("/v1/groups")).groups;
+  }
+  topicStats(topic: string): Promise<TopicStats> {
+    return this.get(`/v1/topics/${encodeURIComponent(topic)}/stats`);
+  }
+  groupProgress(group: string): Promise<GroupProgress> {
+    return this.get(`/v1/groups/${encodeURIComponent(group)}/progress`);
+  }
+  clusterView(): Promise<ClusterView> {
+    return this.get("/v1/cluster");
+  }
+
+  async get<T>(path: string): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(this.baseUrl + path, {
+        headers: this.token ? { authorization: `Bearer ${this.token}` } : {},
+      });
+    } catch (err) {
+      throw new BrokerError("BROKER_UNAVAILABLE", `Cannot reach ${this.baseUrl}: ${err}`);
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      let problem = {};
+      try {
+        problem = JSON.parse(text);
+      } catch { /* not JSON: the status says it */ }
+      throw BrokerError.fromProblem(problem, res.status);
+    }
+    return JSON.parse(text) as T;
+  }
+}

@@ -1,0 +1,160 @@
+// The SDK's transport against a fake fetch: retries on 429/503 honouring Retry-After,
+// network errors retried only when the call is safe to repeat, deadlines, typed errors.
+import assert from "node:assert/strict";
+import { BrokerError, MqClient } from "./mod.ts";
+import { retryAfterMs } from "./http.ts";
+
+function fake(answers: (Response | Error)[]) {
+  const calls: { url: string; init: RequestInit }[] = [];
+  const fetch = (url: string | URL | Request, init?: RequestInit) => {
+    calls.push({ url: String(url), init: init ?? {} });
+    const next = answers.shift();
+    if (next === undefined) return new Promise<Response>(() => {}); // hangs
+    return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+  };
+  return { fetch: fetch as typeof globalThis.fetch, calls };
+}
+
+const problem = (
+  status: number,
+  code: string,
+  headers: Record<string, string> = {},
+) =>
+  new Response(
+    JSON.stringify({
+      type: "/problems/x",
+      title: "t",
+      status,
+      detail: "d",
+      code,
+    }),
+    {
+      status,
+      headers: { "content-type": "application/problem+json", ...headers },
+    },
+  );
+const produced = () => Response.json({ messageId: "M", topic: "t" }, { status: 201 });
+
+Deno.test("429 and 503 are retried (Retry-After honoured), then the answer is returned", async () => {
+  const { fetch, calls } = fake([
+    problem(429, "TOO_MANY_WAITING", { "retry-after": "0" }),
+    problem(503, "STORE_NOT_WRITABLE"),
+    produced(),
+  ]);
+  const mq = new MqClient({ baseUrl: "http://b", fetch, retryBaseMs: 1 });
+  const r = await mq.produce("t", {
+    body: "x",
+    tag: "a",
+    keys: ["k1", "k2"],
+    properties: { p: "v" },
+  });
+  assert.equal(r.messageId, "M");
+  assert.equal(calls.length, 3);
+  const h = calls[0].init.headers as Record<string, string>;
+  assert.deepEqual([h["mq-tag"], h["mq-keys"], h["mq-prop-p"]], [
+    "a",
+    "k1 k2",
+    "v",
+  ]);
+});
+
+Deno.test("retries stop after `retries`, and a Retry-After over retryMaxMs is not waited for", async () => {
+  const { fetch, calls } = fake([
+    problem(503, "NOT_LEADER"),
+    problem(503, "NOT_LEADER"),
+  ]);
+  const mq = new MqClient({
+    baseUrl: "http://b",
+    fetch,
+    retries: 1,
+    retryBaseMs: 1,
+  });
+  await assert.rejects(
+    mq.produce("t", { body: "x" }),
+    (e: BrokerError) => e.code === "NOT_LEADER",
+  );
+  assert.equal(calls.length, 2);
+  const slow = fake([
+    problem(429, "TOO_MANY_WAITING", { "retry-after": "120" }),
+  ]);
+  const mq2 = new MqClient({ baseUrl: "http://b", fetch: slow.fetch });
+  await assert.rejects(
+    mq2.produce("t", { body: "x" }),
+    (e: BrokerError) => e.status === 429 && e.retryAfterMs === 120_000,
+  );
+  assert.equal(slow.calls.length, 1);
+});
+
+Deno.test("a network error is retried only for a call safe to repeat", async () => {
+  const post = fake([new TypeError("connection reset"), produced()]);
+  const mq = new MqClient({
+    baseUrl: "http://b",
+    fetch: post.fetch,
+    retryBaseMs: 1,
+  });
+  await assert.rejects(
+    mq.produce("t", { body: "x" }),
+    (e: BrokerError) => e.code === "BROKER_UNAVAILABLE" && e.status === 503,
+  );
+  assert.equal(post.calls.length, 1);
+  const keyed = fake([new TypeError("connection reset"), produced()]);
+  const mq2 = new MqClient({
+    baseUrl: "http://b",
+    fetch: keyed.fetch,
+    retryBaseMs: 1,
+  });
+  assert.equal(
+    (await mq2.produce("t", { body: "x", idempotencyKey: "k" })).messageId,
+    "M",
+  );
+  assert.equal(keyed.calls.length, 2);
+});
+
+Deno.test("timeoutMs aborts the call with a TimeoutError; the caller's signal aborts it too", async () => {
+  const { fetch } = fake([]);
+  const hanging: typeof globalThis.fetch = (url, init) =>
+    new Promise((_, reject) => {
+      init?.signal?.addEventListener(
+        "abort",
+        () => reject(init.signal!.reason),
+      );
+      void fetch(url, init);
+    });
+  const mq = new MqClient({ baseUrl: "http://b", fetch: hanging });
+  await assert.rejects(
+    mq.produce("t", { body: "x" }, { timeoutMs: 20 }),
+    (e: DOMException) => e.name === "TimeoutError",
+  );
+  const controller = new AbortController();
+  const call = mq.produce("t", { body: "x" }, { signal: controller.signal });
+  controller.abort(new Error("user left"));
+  await assert.rejects(call, /user left/);
+});
+
+Deno.test("problem+json becomes a typed BrokerError; mapError turns it", async () => {
+  const { fetch } = fake([
+    problem(404, "TOPIC_NOT_FOUND"),
+    problem(404, "TOPIC_NOT_FOUND"),
+  ]);
+  const mq = new MqClient({ baseUrl: "http://b", fetch });
+  await assert.rejects(
+    mq.getTopic("t"),
+    (e: BrokerError) =>
+      e instanceof BrokerError && e.code === "TOPIC_NOT_FOUND" &&
+      e.status === 404 &&
+      e.toProblem().type === "/problems/x",
+  );
+  const mapped = new MqClient({
+    baseUrl: "http://b",
+    fetch,
+    mapError: (e) => new Error(e.code),
+  });
+  await assert.rejects(mapped.getTopic("t"), /^Error: TOPIC_NOT_FOUND$/);
+});
+
+Deno.test("Retry-After: seconds or an HTTP date", () => {
+  assert.equal(retryAfterMs("3"), 3000);
+  assert.equal(retryAfterMs(new Date(10_000).toUTCString(), 4000), 6000);
+  assert.equal(retryAfterMs("soon"), undefined);
+  assert.equal(retryAfterMs(null), undefined);
+});

@@ -1,0 +1,40 @@
+// What every RPC module of the gRPC front end is given (server.ts builds it).
+import type { BrokerClient } from "../../runtime/protocol/core_api.ts";
+import type { ApiSource } from "../routes/route.ts";
+import type { GrpcAuth } from "./auth.ts";
+import type { Names } from "./resources.ts";
+import type { ClientSessions } from "./sessions.ts";
+
+export type Log = (
+  level: "debug" | "info" | "warn" | "error",
+  msg: string,
+  fields?: Record<string, unknown>,
+) => void;
+
+/** Transactions, once the core serves them: EndTransaction calls this (docs/grpc.md). */
+export interface TransactionHook {
+  end(request: {
+    topic: string;
+    messageId: string;
+    transactionId: string;
+    resolution: "COMMIT" | "ROLLBACK" | "UNKNOWN";
+    fromCheck: boolean;
+  }): Promise<void>;
+}
+
+export interface GrpcDeps {
+  api: ApiSource<BrokerClient>;
+  auth: GrpcAuth;
+  names: Names;
+  sessions: ClientSessions;
+  log: Log;
+  /** Shown as the broker of every route queue, and as born/store host of messages. */
+  brokerName: string;
+  storeHost: string;
+  /** The longest long poll (pullWaitMsMax). */
+  pullWaitMsMax: number;
+  transactions?: TransactionHook;
+  nowMs: () => number;
+  /** Largest message body (maxMessageSize), told to producers in their settings. */
+  maxMessageSize: number;
+}

@@ -1,0 +1,92 @@
+// The offset and pull RPCs of newer clients (PullConsumer): GetOffset, UpdateOffset,
+// QueryOffset and PullMessage, over ConsumerApi's offsets and pull-by-offset. The same
+// offsets the HTTP API reads and commits (GET/PUT /v1/groups/{group}/offsets/...).
+import type { Caller } from "./auth.ts";
+import { cancelSignal, msLeft, type Req, type Res, serverStream, unary } from "./calls.ts";
+import type { GrpcDeps } from "./deps.ts";
+import { tagsOf, tagsText } from "./filter.ts";
+import { toDeliveredMessage, toMs } from "./message.ts";
+import { Code, OK, status } from "./status.ts";
+
+const QueryOffsetPolicy = { BEGINNING: 0, END: 1, TIMESTAMP: 2 } as const;
+const PULL_BATCH_DEFAULT = 32;
+const DEADLINE_MARGIN_MS = 500;
+
+function queueOf(deps: GrpcDeps, req: Req, caller: Caller) {
+  const topic = deps.names.inward(req.messageQueue?.topic, caller.namespace, "topic");
+  const queueId = Number(req.messageQueue?.id ?? 0);
+  return { topic, queueId };
+}
+
+function groupQueueOf(deps: GrpcDeps, req: Req, caller: Caller) {
+  const group = deps.names.inward(req.group, caller.namespace, "group");
+  const q = queueOf(deps, req, caller);
+  deps.auth.allow(caller, "subscribe", { topic: q.topic, group });
+  return { group, ...q };
+}
+
+export function offsetHandlers(deps: GrpcDeps) {
+  return {
+    getOffset: unary(deps, "GetOffset", async (req: Req, caller): Promise<Res> => {
+      const { group, topic, queueId } = groupQueueOf(deps, req, caller);
+      const info = await deps.api.call((b) => b.getOffset(group, topic, queueId));
+      if (info.offset < 0) {
+        return {
+          status: status(Code.OFFSET_NOT_FOUND, `No offset of ${group} for ${topic} ${queueId}`),
+        };
+      }
+      return { status: OK, offset: info.offset };
+    }),
+    updateOffset: unary(deps, "UpdateOffset", async (req: Req, caller): Promise<Res> => {
+      const { group, topic, queueId } = groupQueueOf(deps, req, caller);
+      await deps.api.call((b) => b.commitOffset(group, topic, queueId, Number(req.offset ?? 0)));
+      return { status: OK };
+    }),
+    queryOffset: unary(deps, "QueryOffset", async (req: Req, caller): Promise<Res> => {
+      const { topic, queueId } = queueOf(deps, req, caller);
+      deps.auth.allow(caller, "subscribe", { topic });
+      const policy = Number(req.queryOffsetPolicy ?? 0);
+      if (policy === QueryOffsetPolicy.TIMESTAMP) {
+        return {
+          status: status(
+            Code.UNSUPPORTED,
+            "Cannot query an offset by timestamp over gRPC: reset the group's offsets by time over HTTP",
+          ),
+        };
+      }
+      // A pull that reads nothing tells the queue's bounds.
+      const r = await deps.api.call((b) =>
+        b.pull(topic, queueId, { offset: 0, max: 1, waitMs: 0 })
+      );
+      return { status: OK, offset: policy === QueryOffsetPolicy.END ? r.maxOffset : r.minOffset };
+    }),
+    pullMessage: serverStream(deps, "PullMessage", async (req: Req, caller, call) => {
+      const { topic, queueId } = groupQueueOf(deps, req, caller);
+      const tags = tagsText(tagsOf(req.filterExpression));
+      const left = msLeft(call, deps.nowMs()) - DEADLINE_MARGIN_MS;
+      const waitMs = Math.max(
+        0,
+        Math.min(toMs(req.longPollingTimeout) ?? 0, deps.pullWaitMsMax, left),
+      );
+      const r = await deps.api.call((b) =>
+        b.pull(topic, queueId, {
+          offset: Number(req.offset ?? 0),
+          max: req.batchSize > 0 ? req.batchSize : PULL_BATCH_DEFAULT,
+          waitMs,
+          tags,
+        }, () => cancelSignal(call))
+      );
+      call.write({
+        status: r.messages.length > 0
+          ? OK
+          : status(Code.MESSAGE_NOT_FOUND, `No new message (${r.status})`),
+      });
+      for (const m of r.messages) {
+        call.write({
+          message: toDeliveredMessage(m, deps.names, caller.namespace, deps.storeHost),
+        });
+      }
+      call.write({ nextOffset: r.nextOffset });
+    }),
+  };
+}

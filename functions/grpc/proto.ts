@@ -1,0 +1,32 @@
+// The RocketMQ 5 service definitions, loaded at run time from the .proto files that come
+// with the rocketmq-client-nodejs package (a runtime dependency: they are not copied here).
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+
+/** The MessagingService definition grpc-js serves. */
+export function loadMessagingService(): grpc.ServiceDefinition {
+  const require = createRequire(import.meta.url);
+  const root = join(dirname(require.resolve("rocketmq-client-nodejs/package.json")), "proto");
+  const definition = protoLoader.loadSync("apache/rocketmq/v2/service.proto", {
+    includeDirs: [root],
+    // camelCase field names, enums and 64-bit integers as numbers, bytes as Buffers; no
+    // defaults filled in, so proto3 `optional` presence shows as undefined; the oneof
+    // in use named by its virtual field (e.g. `command: "settings"`).
+    keepCase: false,
+    enums: Number,
+    longs: Number,
+    defaults: false,
+    oneofs: true,
+  });
+  const pkg = grpc.loadPackageDefinition(definition) as unknown as {
+    apache: { rocketmq: { v2: { MessagingService: { service: grpc.ServiceDefinition } } } };
+  };
+  return pkg.apache.rocketmq.v2.MessagingService.service;
+}
+
+/** The RPC names of the service, as grpc-js keys its handlers (lower camel case). */
+export function rpcNames(service: grpc.ServiceDefinition): string[] {
+  return Object.keys(service);
+}

@@ -1,0 +1,62 @@
+// Settings of the RocketMQ remoting front end (functions/remoting/): the NameServer and
+// broker ports RocketMQ 4.x clients connect to, frame and connection limits.
+import { boolSetting, intSetting, textSetting } from "../protocol/setting.ts";
+
+export const REMOTING_SETTINGS = [
+  boolSetting("remotingEnable", "MQ_REMOTING", {
+    default: true,
+    doc: "Serve the RocketMQ remoting protocol (NameServer and broker roles) beside HTTP.",
+  }),
+  intSetting("namesrvPort", "MQ_NAMESRV_PORT", {
+    default: 9876,
+    max: 65535,
+    doc: "NameServer role's TCP port (0 picks a free port; the listening line prints it).",
+    rocketmq: "listenPort (namesrv)",
+  }),
+  intSetting("remotingPort", "MQ_REMOTING_PORT", {
+    default: 10911,
+    max: 65535,
+    doc: "Broker role's remoting TCP port (0 picks a free port; the listening line prints it).",
+    rocketmq: "listenPort",
+  }),
+  textSetting("remotingAdvertisedHost", "MQ_REMOTING_ADVERTISED_HOST", {
+    default: "",
+    defaultText: "host (127.0.0.1 when host is 0.0.0.0)",
+    doc: "Host the NameServer gives clients for this broker's remoting port.",
+    rocketmq: "brokerIP1",
+  }),
+  intSetting("remotingFrameBytesMax", "MQ_REMOTING_FRAME_BYTES_MAX", {
+    unit: "bytes",
+    default: 16 * 1024 * 1024,
+    min: 1024,
+    max: 64 * 1024 * 1024,
+    doc: "Largest remoting frame; a larger length closes the connection.",
+    rocketmq: "com.rocketmq.remoting.frameMaxLength",
+  }),
+  intSetting("remotingIdleTimeoutMs", "MQ_REMOTING_IDLE_TIMEOUT_MS", {
+    unit: "ms",
+    default: 120_000,
+    min: 1000,
+    doc: "A connection silent this long (no request, nothing in flight) is closed.",
+    rocketmq: "serverChannelMaxIdleTimeSeconds",
+  }),
+  intSetting("remotingConnectionsMax", "MQ_REMOTING_CONNECTIONS_MAX", {
+    unit: "count",
+    default: 4096,
+    min: 1,
+    doc: "Open remoting connections (both roles); one more is closed when accepted.",
+  }),
+  intSetting("remotingInFlightMax", "MQ_REMOTING_IN_FLIGHT_MAX", {
+    unit: "count",
+    default: 1024,
+    min: 1,
+    why: "a push consumer keeps one held pull per assigned queue on one connection",
+    doc: "Requests one connection may have in flight; more are answered SYSTEM_BUSY.",
+    rocketmq: "serverAsyncSemaphoreValue",
+  }),
+  boolSetting("autoCreateSubscriptionGroup", "MQ_AUTO_CREATE_GROUP", {
+    default: true,
+    doc: "Create a consumer group on a remoting client's first heartbeat.",
+    rocketmq: "autoCreateSubscriptionGroup",
+  }),
+] as const;

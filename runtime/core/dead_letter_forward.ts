@@ -1,0 +1,53 @@
+// A consumer's own verdict that a received message is dead (RocketMQ 5's
+// ForwardMessageToDeadLetterQueue, which FIFO push consumers call after their local
+// retries): the message goes to %DLQ%{group} as the revive loop would bury it (same id,
+// body and properties, original topic kept), then its receipt handle is acked.
+import {
+  PROPERTY_DLQ_ORIGIN_TOPIC,
+  PROPERTY_RETRY_TOPIC,
+} from "../../storage/message/message_const.ts";
+import type { MessageStore } from "../../storage/message_store.ts";
+import { BrokerError } from "../protocol/errors.ts";
+import { dlqTopicOf } from "../pop/group_topics.ts";
+import { checkpointOf } from "../pop/receipt.ts";
+import type { TimerService } from "../timer_service.ts";
+import type { GroupRegistry } from "./group_registry.ts";
+
+export interface DeadLetterForwardDeps {
+  store: MessageStore;
+  timers: TimerService;
+  groups: GroupRegistry;
+  storeHost: { ip: Uint8Array; port: number };
+  ack(group: string, handle: string): Promise<void>;
+}
+
+export async function forwardToDlq(
+  d: DeadLetterForwardDeps,
+  group: string,
+  handle: string,
+): Promise<void> {
+  await d.groups.existing(group);
+  const ck = checkpointOf(d.timers, group, handle);
+  const record = d.store.lookMessageByOffset(ck.c);
+  if (!record) {
+    throw new BrokerError(
+      "MESSAGE_NOT_FOUND",
+      `Cannot dead-letter the message of ${handle}: it is no longer in the CommitLog`,
+    );
+  }
+  const properties = new Map(record.properties);
+  if (!properties.has(PROPERTY_RETRY_TOPIC)) properties.set(PROPERTY_RETRY_TOPIC, record.topic);
+  properties.set(PROPERTY_DLQ_ORIGIN_TOPIC, properties.get(PROPERTY_RETRY_TOPIC)!);
+  await d.store.putMessage({
+    topic: dlqTopicOf(group),
+    queueId: 0,
+    body: record.body,
+    flag: record.flag,
+    properties,
+    bornTimestamp: record.bornTimestamp,
+    bornHost: record.bornHost,
+    storeHost: d.storeHost,
+    reconsumeTimes: record.reconsumeTimes,
+  });
+  await d.ack(group, handle);
+}

@@ -1,0 +1,84 @@
+// Settings of the RocketMQ 5 gRPC front end (functions/grpc/, docs/grpc.md). Rows of the
+// broker's settings table that split-mode functions read from the environment too.
+import { boolSetting, fromEnv, intSetting, textSetting } from "./setting.ts";
+
+const MIB = 1024 * 1024;
+
+export const GRPC_ENABLED = boolSetting("grpcEnabled", "MQ_GRPC", {
+  default: true,
+  doc: "Serve the RocketMQ 5 gRPC API (apache.rocketmq.v2.MessagingService).",
+});
+export const GRPC_PORT = intSetting("grpcPort", "MQ_GRPC_PORT", {
+  default: 8081,
+  defaultText: "8081 (0 when port is 0)",
+  max: 65535,
+  doc: "gRPC port, RocketMQ's proxy default (0 picks a free port).",
+  rocketmq: "grpcServerPort",
+});
+export const GRPC_TLS_CERT_FILE = textSetting("grpcTlsCertFile", "MQ_GRPC_TLS_CERT_FILE", {
+  default: "",
+  defaultText: "(plaintext h2c)",
+  doc: "PEM certificate chain: with grpcTlsKeyFile, the gRPC port serves TLS only.",
+});
+export const GRPC_TLS_KEY_FILE = textSetting("grpcTlsKeyFile", "MQ_GRPC_TLS_KEY_FILE", {
+  default: "",
+  doc: "PEM private key of grpcTlsCertFile.",
+});
+export const GRPC_REQUEST_BYTES_MAX = intSetting(
+  "grpcRequestBytesMax",
+  "MQ_GRPC_REQUEST_BYTES_MAX",
+  {
+    unit: "bytes",
+    default: 8 * MIB,
+    defaultText: "8388608 (8 MiB)",
+    min: 1024,
+    doc: "Largest gRPC request message: above maxMessageSize plus its properties.",
+    why: "grpc-js's own 4 MiB default is below a 4 MiB body plus headers",
+  },
+);
+export const GRPC_CLIENTS_MAX = intSetting("grpcClientsMax", "MQ_GRPC_CLIENTS_MAX", {
+  unit: "count",
+  default: 10_000,
+  min: 1,
+  doc: "gRPC clients (Telemetry sessions) one process keeps settings for; more are refused.",
+});
+export const GRPC_SHUTDOWN_MS = intSetting("grpcShutdownMs", "MQ_GRPC_SHUTDOWN_MS", {
+  unit: "ms",
+  default: 2000,
+  doc: "On shutdown, calls in flight get this long before their streams are cut.",
+});
+
+export const GRPC_SETTINGS = [
+  GRPC_ENABLED,
+  GRPC_PORT,
+  GRPC_TLS_CERT_FILE,
+  GRPC_TLS_KEY_FILE,
+  GRPC_REQUEST_BYTES_MAX,
+  GRPC_CLIENTS_MAX,
+  GRPC_SHUTDOWN_MS,
+] as const;
+
+export interface GrpcSettings {
+  grpcEnabled: boolean;
+  grpcPort: number;
+  grpcTlsCertFile: string;
+  grpcTlsKeyFile: string;
+  grpcRequestBytesMax: number;
+  grpcClientsMax: number;
+  grpcShutdownMs: number;
+}
+
+/** The gRPC settings from the environment, for split-mode functions (PORT 0 → grpcPort 0
+ * unless MQ_GRPC_PORT is set, as for the broker). */
+export function grpcSettingsFromEnv(env: Record<string, string | undefined>): GrpcSettings {
+  const port = fromEnv(GRPC_PORT, env);
+  return {
+    grpcEnabled: fromEnv(GRPC_ENABLED, env),
+    grpcPort: env.MQ_GRPC_PORT ? port : env.PORT === "0" ? 0 : port,
+    grpcTlsCertFile: fromEnv(GRPC_TLS_CERT_FILE, env),
+    grpcTlsKeyFile: fromEnv(GRPC_TLS_KEY_FILE, env),
+    grpcRequestBytesMax: fromEnv(GRPC_REQUEST_BYTES_MAX, env),
+    grpcClientsMax: fromEnv(GRPC_CLIENTS_MAX, env),
+    grpcShutdownMs: fromEnv(GRPC_SHUTDOWN_MS, env),
+  };
+}
