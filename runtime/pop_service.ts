@@ -25,6 +25,7 @@ import type { MessageRecord } from "../storage/message/record.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { type PopMessage, signalOf } from "./protocol/types.ts";
 import { toWireMessage } from "./wire.ts";
+import type { Checkpoint } from "./pop/checkpoint.ts";
 import { PopCheckpoints } from "./pop/checkpoints.ts";
 import type { PopAdvance } from "./pop/pop_log.ts";
 import { popOffsetGroupOf, retryTopicOf } from "./pop/group_topics.ts";
@@ -178,6 +179,11 @@ export class PopService {
       }
     }
     return out;
+  }
+
+  /** Where the in-flight message of `handle` was read; else the handle's typed error. */
+  checkpointOf(group: string, handle: string): Checkpoint {
+    return this.#checkpoints.entry(group, handle);
   }
 
   /** Acknowledges a received message: it will not come back. */
