@@ -3,7 +3,7 @@
 // refusal as one problem+json, and serves the OpenAPI document built from the routes'
 // schemas. Each family is given the narrowest core interface it needs, found per request:
 // the broker in this process (embedded) or one found in the KV route table (split, Deploy).
-import type { BrokerClient, BrokerResolver, QstashApi } from "../runtime/protocol/core_api.ts";
+import type { BrokerClient, BrokerResolver, QstashOf } from "../runtime/protocol/core_api.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { cors } from "hono/cors";
@@ -37,7 +37,10 @@ import { scheduledRoutes } from "./routes/scheduled.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { topicRoutes } from "./routes/topics.ts";
+import { transactionRoutes } from "./routes/transactions.ts";
 import { qstashApp } from "./qstash/app.ts";
+import { qstashPerRequest } from "./qstash/source.ts";
+import { qstashCoreRoutes } from "./routes/qstash_core.ts";
 
 export type { FunctionsLimits } from "../runtime/protocol/limits.ts";
 
@@ -56,8 +59,9 @@ export interface FunctionsOptions {
   readiness?: () => ReadinessInfo;
   /** A replica of a replicated group: its status and metadata routes. */
   ha?: HaApi;
-  /** The broker's QStash calls: set when it is in this process; /v2 is then served. */
-  qstash?: QstashApi;
+  /** The QStash calls of the broker `broker` resolves to; when set, /v2 (the QStash API)
+   * and /v1/qstash (its plumbing, for split-mode functions) are served. */
+  qstash?: QstashOf;
   /** Origins whose browser pages may call the API (corsOrigins; "*": any). None: no CORS. */
   corsOrigins?: string[];
 }
@@ -139,8 +143,10 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
       });
     }
   }
-  // The QStash-compatible API (docs/qstash.md): the same keys, the same rights.
-  if (options.qstash) app.route("/v2", qstashApp({ ...deps, qstash: options.qstash }, options.log));
+  // The QStash-compatible API (docs/qstash.md): the same keys, the same rights; its core
+  // calls found per request, like every family's.
+  const qstash = options.qstash && qstashPerRequest(deps.api, options.qstash);
+  if (qstash) app.route("/v2", qstashApp({ ...deps, qstash }, options.log));
 
   app.route("/", produceRoutes(deps));
   app.route("/", pullRoutes(deps));
@@ -154,7 +160,9 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   app.route("/", scheduledRoutes(deps));
   app.route("/", scheduleRoutes(deps));
   app.route("/", subscriptionRoutes(deps));
+  app.route("/", transactionRoutes(deps));
   app.route("/", opsRoutes(deps, options.ha));
+  if (qstash) app.route("/", qstashCoreRoutes(deps, qstash));
   if (options.ha) app.route("/", haSnapshotRoutes(options.ha, deps));
   return app;
 }

@@ -8,8 +8,10 @@
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
+import { remoteQstash } from "./qstash/remote.ts";
 import { MqClient } from "../client/mod.ts";
-import { BrokerError } from "../runtime/protocol/errors.ts";
+import { TransactionClient, withTransactions } from "../client/transactions.ts";
+import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -34,20 +36,32 @@ const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigi
   functionsSettingsFromEnv(process.env);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
+// Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
+// served here too.
+const brokerToken = env("MQ_BROKER_TOKEN") || undefined;
+const brokers = remoteQstash(
+  // The resolver fails over to another broker itself; the app renders the broker's own
+  // BrokerError class.
+  (baseUrl) => {
+    const options = {
+      baseUrl,
+      token: brokerToken,
+      retries: 0,
+      mapError: (e: { toProblem(): ProblemJson; status: number }) =>
+        BrokerError.fromProblem(e.toProblem(), e.status),
+    };
+    // ...and its transaction calls (client/transactions.ts).
+    return withTransactions(new MqClient(options), new TransactionClient(options));
+  },
+  { token: brokerToken },
+);
 const app = await createApp({
   broker: new KvRouteResolver(
     {
       brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address),
     },
     {
-      connect: (baseUrl) =>
-        new MqClient({
-          baseUrl,
-          token: env("MQ_BROKER_TOKEN") || undefined,
-          // The resolver fails over itself; the app renders the broker's own error class.
-          retries: 0,
-          mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
-        }),
+      connect: brokers.connect,
       cacheMs: routeCacheMs,
       nowMs,
     },
@@ -56,6 +70,7 @@ const app = await createApp({
   limits,
   corsOrigins,
   log,
+  qstash: brokers.qstash,
 });
 await platform.serve({
   hostname: HOSTNAME,

@@ -10,8 +10,10 @@ import { createApp } from "./app.ts";
 import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
 import { BrokerError as SdkError, MqClient } from "../client/mod.ts";
+import { TransactionClient, withTransactions } from "../client/transactions.ts";
 import { AdminHttp } from "../cli/admin_http.ts";
-import { BrokerError } from "../runtime/protocol/errors.ts";
+import { remoteQstash } from "./qstash/remote.ts";
+import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -69,24 +71,30 @@ const withOps = (client: MqClient, baseUrl: string) => {
     clusterView: () => mapped(ops.clusterView()),
   });
 };
+// Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
+// served here too.
+const brokers = remoteQstash(
+  (baseUrl) => {
+    const options = {
+      baseUrl,
+      token: brokerToken,
+      // The resolver fails over to another broker itself; the app renders the broker's
+      // own BrokerError class.
+      retries: 0,
+      mapError: (e: { toProblem(): ProblemJson; status: number }) =>
+        BrokerError.fromProblem(e.toProblem(), e.status),
+    };
+    // ...and its transaction calls (client/transactions.ts).
+    return withTransactions(
+      withOps(new MqClient(options), baseUrl),
+      new TransactionClient(options),
+    );
+  },
+  { token: brokerToken },
+);
 const resolver = new KvRouteResolver(
   { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
-  {
-    connect: (baseUrl) =>
-      withOps(
-        new MqClient({
-          baseUrl,
-          token: brokerToken,
-          // The resolver fails over to another broker itself; the app renders the broker's
-          // own BrokerError class.
-          retries: 0,
-          mapError: (e) => BrokerError.fromProblem(e.toProblem(), e.status),
-        }),
-        baseUrl,
-      ),
-    cacheMs: routeCacheMs,
-    nowMs,
-  },
+  { connect: brokers.connect, cacheMs: routeCacheMs, nowMs },
 );
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
 const startedMs = Date.now();
@@ -98,6 +106,7 @@ const app = await createApp({
   limits,
   corsOrigins: settings.corsOrigins,
   log,
+  qstash: brokers.qstash,
   metrics: () =>
     [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
       .join("\n") + "\n",

@@ -30,6 +30,8 @@ const READ_HEADER_NAMES = [
   "mq-message-id",
   "content-type",
   "idempotency-key",
+  "mq-transaction",
+  "mq-producer-group",
 ] as const;
 type ReadHeader = (typeof READ_HEADER_NAMES)[number];
 const READ_HEADERS: ReadonlySet<string> = new Set(READ_HEADER_NAMES);

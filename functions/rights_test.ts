@@ -113,6 +113,28 @@ const ROWS: Row[] = [
   withBody("POST /v1/subscriptions/{group}/resume", "admin", () => ({})),
   withBody("POST /v1/subscriptions/{group}/replay", "admin", () => ({ timestamp: 1 })),
   row("GET /v1/subscriptions/{group}/deliveries", "subscribe"),
+  // Transactions: a transaction is authorized by its topic (the fake broker's transaction
+  // `t` is on topic `t`); a producer group's name by the key's publish patterns.
+  ...["commit", "rollback"].map((d) =>
+    row(`POST /v1/transactions/{transactionId}/${d}`, "publish", (t) => ({
+      path: `/v1/transactions/${t}/${d}`,
+    }))
+  ),
+  row("GET /v1/transactions/{transactionId}", "publish", (t) => ({
+    path: `/v1/transactions/${t}`,
+  })),
+  row("PUT /v1/producer-groups/{group}/transaction-check", "publish", (t) => ({
+    path: `/v1/producer-groups/${t}/transaction-check`,
+    body: { url: "https://x" },
+  })),
+  ...["GET", "DELETE"].map((m) =>
+    row(`${m} /v1/producer-groups/{group}/transaction-check`, "publish", (t) => ({
+      path: `/v1/producer-groups/${t}/transaction-check`,
+    }))
+  ),
+  row("GET /v1/producer-groups/{group}/transaction-checks", "publish", (t) => ({
+    path: `/v1/producer-groups/${t}/transaction-checks`,
+  })),
   row("GET /v1/groups", "list"),
   row("GET /v1/groups/{group}/progress", "subscribe"),
   row("GET /v1/topics/{topic}/stats", "see"),
@@ -149,6 +171,7 @@ function fakeBroker(): BrokerClient {
     produceBatch: () => [{ ok: true }],
     lockQueues: () => [],
     cancelScheduledByKey: () => 0,
+    getTransaction: (id) => ({ topic: id }),
     listGroups: () => [{ group: "og" }, { group: "sg" }],
     groupProgress: () => ({ topics: [{ topic: "orders" }, { topic: "secret" }] }),
   };

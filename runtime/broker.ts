@@ -2,7 +2,14 @@
 // factory that builds every part first (runtime/core/compose.ts). It implements the core
 // API (ProducerApi, ConsumerApi, AdminApi) by handing each call to the module that owns
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
-import type { BrokerClient, OpsApi, QstashApi, RecordApi } from "./protocol/core_api.ts";
+import type {
+  BrokerClient,
+  OpsApi,
+  QstashApi,
+  RecordApi,
+  TransactionApi,
+  TransactionCheckHost,
+} from "./protocol/core_api.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -86,10 +93,17 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       brokerName: config.brokerName,
       flushDiskType: config.store.flushDiskType,
       runtime: deps.runtime,
+      transactions: () => parts.transactions.stats(),
     });
     const writableTopic = (name: string) => producer.writableTopic(name);
     const consumerOffsets = new ConsumerOffsets({ store, offsets, topics, groups });
-    const lookup = new MessageLookup(store, topics, config, deps.bodyText);
+    const lookup = new MessageLookup(
+      store,
+      topics,
+      config,
+      deps.bodyText,
+      (id) => parts.transactions.getTransaction(id).then((t) => t.state, () => undefined),
+    );
     const pop = new PopApi(parts.pop, topics, groups, config);
     const members = new MembershipApi({
       membership: parts.membership,
@@ -111,6 +125,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       parts.qstash,
       new QstashDeadLetters({
         store,
+        state: parts.qstashState,
         files: deps.files,
         dataDir: config.dataDir,
         storeHost: { ...LOOPBACK, port: config.port },
@@ -227,6 +242,18 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       clusterView: () => views.clusterView(),
     };
     Object.assign(this, countTraffic(api, this.traffic, this.#pop), ops);
+    const tx = parts.transactions;
+    const transactions: TransactionApi & TransactionCheckHost = {
+      beginTransaction: (t, m, g) => tx.beginTransaction(t, m, g),
+      endTransaction: (id, d, o) => tx.endTransaction(id, d, o),
+      getTransaction: (id) => tx.getTransaction(id),
+      setTransactionCheck: (g, i) => tx.setTransactionCheck(g, i),
+      getTransactionCheck: (g) => tx.getTransactionCheck(g),
+      deleteTransactionCheck: (g) => tx.deleteTransactionCheck(g),
+      pollTransactionChecks: (g, o, s) => tx.pollTransactionChecks(g, o, s),
+      registerTransactionCheckChannel: (g, c) => tx.registerTransactionCheckChannel(g, c),
+    };
+    Object.assign(this, transactions);
     // The NameServer-style scan: silent consumers go after consumerTimeoutMs.
     this.#expireTimer = setInterval(
       () => parts.membership.expire(nowMs()),
@@ -289,4 +316,5 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
   }
 }
 
-export interface Broker extends BrokerClient, RecordApi, OpsApi {}
+export interface Broker
+  extends BrokerClient, RecordApi, OpsApi, TransactionApi, TransactionCheckHost {}

@@ -18,8 +18,7 @@ import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
-import { deferred, Readiness } from "./readiness.ts";
-import type { QstashApi } from "./protocol/core_api.ts";
+import { Readiness } from "./readiness.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
 import { type GrpcServer, startGrpcServer } from "../functions/grpc/server.ts";
@@ -120,11 +119,9 @@ async function main() {
       [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
         .join("\n") +
       "\n",
-    // QStash is served where the broker runs in this process; it opens once the port
-    // answers, so until then the calls are refused like the rest of the API.
-    qstash: standalone
-      ? deferred<QstashApi>(() => broker?.qstash, () => readiness.refusal())
-      : undefined,
+    // The resolved broker is a Broker here, whether our own or the replicated group's
+    // current master (node.client()); while it recovers the resolver refuses first.
+    qstash: (b) => (b as Broker).qstash,
     // A replicated group's status and metadata routes; the node starts once the HTTP
     // address is known, so until then they answer 503.
     ha: config.haMode === "none" ? undefined : {

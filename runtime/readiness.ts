@@ -52,16 +52,3 @@ export class Readiness {
       : new BrokerError("BROKER_UNAVAILABLE", `Cannot answer: the broker is ${this.#phase}`);
   }
 }
-
-/** An object of async methods that reaches `get()`'s once there is one, and until then
- * rejects every call with `refuse()` (an API the broker serves, handed out before it
- * opens). */
-export function deferred<T extends object>(get: () => T | undefined, refuse: () => Error): T {
-  return new Proxy({}, {
-    get: (_target, name) =>
-      name === "then" ? undefined : (...args: unknown[]) => {
-        const target = get() as Record<PropertyKey, (...a: unknown[]) => unknown> | undefined;
-        return target ? target[name](...args) : Promise.reject(refuse());
-      },
-  }) as T;
-}

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CLIENT = join(ROOT, "client");
 const BIN = join(ROOT, "node_modules", ".bin");
-const ENTRIES = ["mod.ts", "webhooks.ts", "consumer.ts"];
+const ENTRIES = ["mod.ts", "webhooks.ts", "consumer.ts", "transactions.ts"];
 
 async function run(cmd: string, args: string[], cwd = ROOT): Promise<string> {
   const out = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" })

@@ -9,7 +9,10 @@ import type * as Sdk from "../client/mod.ts";
 import { MqClient, PROBLEM_CODES } from "../client/mod.ts";
 import type * as Broker from "../runtime/protocol/types.ts";
 import { type ProblemCode, PROBLEMS } from "../runtime/protocol/errors.ts";
-import type { BrokerClient } from "../runtime/protocol/core_api.ts";
+import type { BrokerClient, TransactionApi } from "../runtime/protocol/core_api.ts";
+import type * as SdkTx from "../client/transactions.ts";
+import { TransactionClient } from "../client/transactions.ts";
+import type * as BrokerTx from "../runtime/protocol/transaction_types.ts";
 
 /** true when A and B are assignable to each other and have the same members (an optional
  * field on one side only is assignable both ways, so plain assignability would miss it);
@@ -53,6 +56,15 @@ export const wireTypesMatch: {
   HeartbeatRequest: Same<Sdk.HeartbeatRequest, Broker.HeartbeatRequest>;
   AckResult: Same<Sdk.AckResult, Broker.AckResult>;
   ProblemCode: Same<Sdk.ProblemCode, ProblemCode>;
+  TransactionState: Same<SdkTx.TransactionState, BrokerTx.TransactionState>;
+  TransactionDecision: Same<SdkTx.TransactionDecision, BrokerTx.TransactionDecision>;
+  TransactionCheckAnswer: Same<SdkTx.TransactionCheckAnswer, BrokerTx.TransactionCheckAnswer>;
+  TransactionBegun: Same<SdkTx.TransactionBegun, BrokerTx.TransactionBegun>;
+  TransactionView: Same<SdkTx.TransactionView, BrokerTx.TransactionView>;
+  TransactionCheck: Same<SdkTx.TransactionCheck, BrokerTx.TransactionCheck>;
+  TransactionCheckInput: Same<SdkTx.TransactionCheckInput, BrokerTx.TransactionCheckInput>;
+  TransactionCheckView: Same<SdkTx.TransactionCheckView, BrokerTx.TransactionCheckView>;
+  TransactionPollOptions: Same<SdkTx.TransactionPollOptions, BrokerTx.TransactionPollOptions>;
 } = {
   Durability: true,
   ProduceMessage: true,
@@ -88,10 +100,23 @@ export const wireTypesMatch: {
   HeartbeatRequest: true,
   AckResult: true,
   ProblemCode: true,
+  TransactionState: true,
+  TransactionDecision: true,
+  TransactionCheckAnswer: true,
+  TransactionBegun: true,
+  TransactionView: true,
+  TransactionCheck: true,
+  TransactionCheckInput: true,
+  TransactionCheckView: true,
+  TransactionPollOptions: true,
 };
 
 /** MqClient satisfies the core API by shape (its produce also takes text bodies). */
 export const asBrokerClient = (c: MqClient): BrokerClient => c;
+
+/** TransactionClient satisfies the core's TransactionApi by shape (split-mode functions join
+ * it to MqClient with withTransactions). */
+export const asTransactionApi = (c: TransactionClient): TransactionApi => c;
 
 Deno.test("the SDK's error codes are the broker's, in the same order", () => {
   assert.deepEqual([...PROBLEM_CODES], Object.keys(PROBLEMS));

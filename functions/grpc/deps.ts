@@ -1,5 +1,7 @@
 // What every RPC module of the gRPC front end is given (server.ts builds it).
 import type { BrokerClient } from "../../runtime/protocol/core_api.ts";
+import type { TransactionCheck } from "../../runtime/protocol/transaction_types.ts";
+import type { ProduceMessage } from "../../runtime/protocol/types.ts";
 import type { ApiSource } from "../routes/route.ts";
 import type { GrpcAuth } from "./auth.ts";
 import type { Names } from "./resources.ts";
@@ -11,8 +13,13 @@ export type Log = (
   fields?: Record<string, unknown>,
 ) => void;
 
-/** Transactions, once the core serves them: EndTransaction calls this (docs/grpc.md). */
+/** Transactions (functions/grpc/transactions.ts builds it over the core's TransactionApi). */
 export interface TransactionHook {
+  /** A half message; the producer group is the topic (the proxy's producer registration). */
+  begin(
+    topic: string,
+    message: ProduceMessage,
+  ): Promise<{ messageId: string; transactionId: string }>;
   end(request: {
     topic: string;
     messageId: string;
@@ -20,6 +27,11 @@ export interface TransactionHook {
     resolution: "COMMIT" | "ROLLBACK" | "UNKNOWN";
     fromCheck: boolean;
   }): Promise<void>;
+  /** A producer session publishing `topics` takes their checks; returns the unregister. */
+  checksFor(
+    topics: string[],
+    send: (check: TransactionCheck) => void,
+  ): Promise<() => void>;
 }
 
 export interface GrpcDeps {

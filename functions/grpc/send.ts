@@ -47,10 +47,16 @@ export function sendHandlers(deps: GrpcDeps) {
         deps.auth.allow(caller, "publish", { topic });
         const messageId = m.systemProperties?.messageId ?? "";
         try {
+          if (m.systemProperties?.messageType === MessageType.TRANSACTION && deps.transactions) {
+            // A half message (transactions.ts): delivered on EndTransaction COMMIT.
+            const r = await deps.transactions.begin(topic, toProduceMessage(m));
+            entries.push({ status: OK, messageId: r.messageId, transactionId: r.transactionId });
+            continue;
+          }
           if (m.systemProperties?.messageType === MessageType.TRANSACTION) {
             throw new BrokerError(
               "INVALID_PARAMETER",
-              "Cannot send a transactional message: this broker does not serve transactions yet",
+              "Cannot send a transactional message: this broker does not serve transactions",
             );
           }
           const r = await deps.api.call((b) => b.produce(topic, toProduceMessage(m)));

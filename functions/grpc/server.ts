@@ -21,6 +21,7 @@ import { Names } from "./resources.ts";
 import { routeHandlers } from "./route.ts";
 import { sendHandlers } from "./send.ts";
 import { ClientSessions } from "./sessions.ts";
+import { transactionHook } from "./transactions.ts";
 import { settleHandlers } from "./settle.ts";
 import { clientHandlers } from "./telemetry.ts";
 import { type Shield, startGoawayShield } from "./goaway_shield.ts";
@@ -60,7 +61,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     brokerName: options.brokerName,
     storeHost: options.host,
     pullWaitMsMax: options.pullWaitMsMax,
-    transactions: options.transactions,
+    transactions: options.transactions ?? transactionHook(apiSource(options.broker), options.log),
     nowMs: options.nowMs,
     maxMessageSize: options.maxMessageSize,
   };

@@ -12,6 +12,7 @@ import { answerStatus, refusalOf, type Req, type Res, unary } from "./calls.ts";
 import type { GrpcDeps } from "./deps.ts";
 import { ClientType } from "./sessions.ts";
 import { Code, OK, status } from "./status.ts";
+import { checkWriter } from "./transactions.ts";
 
 /** When the settings answer is sent again (§3.7). */
 const SETTINGS_REPEAT_MS = 1500;
@@ -77,9 +78,14 @@ function telemetry(deps: GrpcDeps, open: Set<grpc.ServerDuplexStream<Req, Res>>)
     open.add(call);
     let repeat: ReturnType<typeof setTimeout> | undefined;
     let clientId = "";
+    // A producer's session takes the transaction checks of its topics (transactions.ts).
+    let checks: Promise<() => void> | undefined;
+    let ended = false;
     const closed = () => {
+      ended = true;
       clearTimeout(repeat);
       open.delete(call);
+      checks?.then((unregister) => unregister(), () => {});
     };
     const callerP = deps.auth.caller(call.metadata);
     callerP.catch((err) => {
@@ -93,6 +99,14 @@ function telemetry(deps: GrpcDeps, open: Set<grpc.ServerDuplexStream<Req, Res>>)
         try {
           const settings = await answerSettings(deps, command.settings, caller);
           if (call.cancelled || call.writableEnded) return;
+          if (settings.publishing && deps.transactions && checks === undefined && !ended) {
+            const topics = ((command.settings.publishing.topics ?? []) as Req[]).map((t) =>
+              deps.names.inward(t, caller.namespace, "topic")
+            );
+            const write = checkWriter(call, deps.names, caller.namespace, deps.storeHost);
+            checks = deps.transactions.checksFor(topics, write);
+            if (ended) checks.then((unregister) => unregister(), () => {});
+          }
           call.write({ status: OK, settings });
           clearTimeout(repeat);
           repeat = setTimeout(() => {

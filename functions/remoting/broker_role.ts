@@ -18,6 +18,7 @@ import {
 import { handlePull } from "./pull_handler.ts";
 import { offsetMessageIdPrefix } from "./message.ts";
 import { handleSend, longHeader } from "./send_handlers.ts";
+import { handleEndTransaction, RemotingProducers } from "./transactions.ts";
 import {
   handleCreateTopic,
   handleQueryMessage,
@@ -39,8 +40,7 @@ export interface BrokerRoleOptions {
   autoCreateGroups: boolean;
   /** Bound on the (group, topic) subscriptions remembered from heartbeats. */
   subscriptionsMax: number;
-  /** More request codes (the hook for END_TRANSACTION once transactions are in the core
-   * API); a code here replaces the built-in answer. */
+  /** More request codes; a code here replaces the built-in answer. */
   extraHandlers?: ReadonlyMap<number, RemotingHandler>;
 }
 
@@ -52,6 +52,7 @@ type Handler = RemotingHandler;
 
 export class BrokerRole {
   readonly consumers: RemotingConsumers;
+  readonly producers: RemotingProducers;
   readonly #handlers = new Map<number, Handler>();
   readonly #o: BrokerRoleOptions;
 
@@ -68,6 +69,7 @@ export class BrokerRole {
       core,
       idPrefix: offsetMessageIdPrefix(o.storeHost.ip, o.storeHost.port),
     };
+    this.producers = new RemotingProducers(core, sendDeps.idPrefix);
     const send = (req: RemotingCommand) => handleSend(sendDeps, req);
     const R = RequestCode;
     const on = (code: number, h: Handler) => this.#handlers.set(code, h);
@@ -75,7 +77,11 @@ export class BrokerRole {
     on(R.SEND_MESSAGE_V2, send);
     on(R.SEND_BATCH_MESSAGE, send);
     on(R.PULL_MESSAGE, (req, conn) => handlePull({ core, consumers: this.consumers }, req, conn));
-    on(R.HEART_BEAT, (req, conn) => handleHeartbeat(c, req, conn));
+    on(R.HEART_BEAT, (req, conn) => {
+      this.producers.heartbeat(req, conn); // transaction check channels (transactions.ts)
+      return handleHeartbeat(c, req, conn);
+    });
+    on(R.END_TRANSACTION, (req) => handleEndTransaction(core, req));
     on(R.UNREGISTER_CLIENT, (req, conn) => handleUnregister(c, req, conn));
     on(R.GET_CONSUMER_LIST_BY_GROUP, (req) => handleConsumerList(c, req));
     on(R.QUERY_CONSUMER_OFFSET, (req) => handleQueryOffset(c, req));
@@ -102,6 +108,7 @@ export class BrokerRole {
 
   /** A closed connection's consumers leave their groups (the rest rebalance). */
   connectionClosed(conn: Connection): void {
+    this.producers.closed(conn);
     const c: ConsumerDeps = {
       core: this.#o.core,
       consumers: this.consumers,
@@ -159,6 +166,8 @@ function rightsOf(
     case R.SEARCH_OFFSET_BY_TIMESTAMP:
     case R.QUERY_MESSAGE:
       return ["see", { topic: f.topic ?? "" }];
+    case R.END_TRANSACTION:
+      return ["publish", f.topic ? { topic: f.topic } : {}];
     case R.UPDATE_AND_CREATE_TOPIC:
     case R.VIEW_MESSAGE_BY_ID:
     case R.GET_BROKER_RUNTIME_INFO:
@@ -170,10 +179,8 @@ function rightsOf(
 
 function notSupported(req: RemotingCommand): Promise<RemotingCommand> {
   const R = RequestCode;
-  const remark = req.code === R.END_TRANSACTION
-    ? "END_TRANSACTION is not served over remoting yet: transactions are not in the core API"
-    : req.code === R.POP_MESSAGE || req.code === R.ACK_MESSAGE ||
-        req.code === R.CHANGE_MESSAGE_INVISIBLETIME
+  const remark = req.code === R.POP_MESSAGE || req.code === R.ACK_MESSAGE ||
+      req.code === R.CHANGE_MESSAGE_INVISIBLETIME
     ? "POP over remoting is not served yet: use HTTP /v1/groups/{group}/receive or gRPC"
     : `Request code ${req.code} is not supported by this broker`;
   return Promise.resolve(responseTo(req, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark));

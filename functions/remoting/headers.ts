@@ -1,11 +1,16 @@
 // Reading custom header fields (extFields) of a request, and building responses. Pure.
 import { BrokerError } from "../../runtime/protocol/errors.ts";
-import type { BrokerClient, RecordApi } from "../../runtime/protocol/core_api.ts";
+import type {
+  BrokerClient,
+  RecordApi,
+  TransactionApi,
+  TransactionCheckHost,
+} from "../../runtime/protocol/core_api.ts";
 import { type RemotingCommand, responseTo } from "./codec.ts";
 import { ResponseCode } from "./codes.ts";
 
 /** What the broker role calls: the core API and the record calls remoting needs. */
-export type RemotingCore = BrokerClient & RecordApi;
+export type RemotingCore = BrokerClient & RecordApi & TransactionApi & TransactionCheckHost;
 
 export function text(req: RemotingCommand, name: string): string {
   const v = req.extFields[name];

@@ -8,6 +8,9 @@ import { RequestCode } from "./codes.ts";
 import { ok, optionalInt, optionalText, type RemotingCore, text } from "./headers.ts";
 import { decodeBatch, offsetHex, parseProperties, plainBody, toProduceMessage } from "./message.ts";
 
+/** MessageSysFlag.TRANSACTION_PREPARED_TYPE. */
+const TRANSACTION_PREPARED = 0x4;
+
 /** SendMessageRequestHeaderV2's one-letter keys (reference/rocketmq.md §17). */
 const V2_KEYS: Record<string, string> = {
   a: "producerGroup",
@@ -44,14 +47,15 @@ export async function handleSend(d: SendDeps, raw: RemotingCommand): Promise<Rem
   const req = longHeader(raw);
   const topic = text(req, "topic");
   const sysFlag = optionalInt(req, "sysFlag") ?? 0;
-  if (sysFlag & 0x4) {
-    throw new BrokerError(
-      "INVALID_PARAMETER",
-      "Cannot store a transaction half message: END_TRANSACTION is not served over remoting yet",
-    );
-  }
   const queueId = optionalInt(req, "queueId");
   const properties = parseProperties(optionalText(req, "properties"));
+  if (sysFlag & TRANSACTION_PREPARED) {
+    // A half message (transactions.ts): the producer group from the header, else PGROUP.
+    const group = optionalText(req, "producerGroup") ?? properties.get("PGROUP") ?? "";
+    const body = plainBody(req.body ?? new Uint8Array(), sysFlag);
+    const message = toProduceMessage(body, properties, queueIdOf(queueId));
+    return ok(req, answer(d, await d.core.beginTransaction(topic, message, group)));
+  }
   if (req.code === RequestCode.SEND_BATCH_MESSAGE || optionalText(req, "batch") === "true") {
     return sendBatch(d, req, topic, queueId);
   }

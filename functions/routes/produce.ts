@@ -3,7 +3,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { ProducerApi } from "../../runtime/protocol/core_api.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
-import { checkUserTopic } from "../../runtime/protocol/names.ts";
+import { checkGroup, checkUserTopic } from "../../runtime/protocol/names.ts";
 import type {
   BatchItemResult,
   ProduceMessage,
@@ -15,8 +15,10 @@ import {
   batchItem,
   messageFromHeaders,
   messageFromItem,
+  type ProduceHeaders,
   readProduceHeaders,
 } from "../produce_input.ts";
+import { transactionsOf } from "./transactions.ts";
 import { parseJson } from "./json_body.ts";
 import { topicParams } from "./params.ts";
 import { json, newRoutes, REFUSALS, REFUSED, type RouteDeps, type Routes, serve } from "./route.ts";
@@ -59,6 +61,13 @@ const produceHeaders = z.object({
   }),
   "Idempotency-Key": z.string().optional().openapi({
     description: "A repeat returns the first result and stores nothing",
+  }),
+  "Mq-Transaction": z.enum(["begin"]).optional().openapi({
+    description: "begin: store a half message, delivered on commit (docs/transactions.md); " +
+      "the answer carries transactionId and queueOffset -1",
+  }),
+  "Mq-Producer-Group": z.string().optional().openapi({
+    description: "With Mq-Transaction: the producer group asked about an undecided transaction",
   }),
 });
 
@@ -140,6 +149,12 @@ export function produceRoutes(
   serve(app, produceBatch, async (c) => {
     const topic = checkUserTopic(c.req.param("topic")!);
     allow(c, "publish", { topic });
+    if (c.req.header("mq-transaction") !== undefined) {
+      throw new BrokerError(
+        "INVALID_HEADER",
+        "Cannot begin a transaction with a batch: a transaction holds one message (POST /v1/topics/{topic}/messages)",
+      );
+    }
     const body = await readBody(c.req.raw, limits.batchBodyBytesMax, deadlines);
     const envelope = batchEnvelope.safeParse(parseJson(body));
     if (!envelope.success) {
@@ -192,6 +207,9 @@ export function produceRoutes(
     const headers = readProduceHeaders(c.req.raw.headers);
     const body = await readBody(c.req.raw, limits.maxMessageSize, deadlines, headers.contentLength);
     const message = messageFromHeaders(headers, body, limits);
+    if (headers.found["mq-transaction"] !== undefined) {
+      return c.json(await beginTransaction(api, topic, message, headers.found), 201);
+    }
     // api.call() inlined: the hottest route skips its async frame and closure.
     const broker = await api.get();
     let result: ProduceResult;
@@ -206,6 +224,26 @@ export function produceRoutes(
   });
 
   return app;
+}
+
+/** `Mq-Transaction: begin`: the message is stored as a half message (transactions.ts). */
+function beginTransaction(
+  api: RouteDeps<unknown>["api"],
+  topic: string,
+  message: ProduceMessage,
+  found: ProduceHeaders["found"],
+) {
+  if (found["mq-transaction"] !== "begin") {
+    throw new BrokerError("INVALID_HEADER", "Cannot read Mq-Transaction: the one value is begin");
+  }
+  const group = found["mq-producer-group"];
+  if (group === undefined) {
+    throw new BrokerError(
+      "INVALID_HEADER",
+      "Cannot begin a transaction without Mq-Producer-Group: the group is asked when it stays undecided",
+    );
+  }
+  return api.call((b) => transactionsOf(b).beginTransaction(topic, message, checkGroup(group)));
 }
 
 function itemError(index: number, err: unknown): BatchItemResult {

@@ -36,6 +36,9 @@ const subscriptionInput = z.object({
   retryBackoffMs: z.array(z.int()).nullable().optional(),
   startFrom: z.union([z.enum(["latest", "earliest"]), z.int().min(0)]).optional(),
   failureCallbackUrl: z.string().nullish(),
+  dialect: z.enum(["standard", "qstash"]).optional().openapi({
+    description: '"qstash": delivered as QStash does (docs/qstash.md); url may be ""',
+  }),
 }).strict().openapi("SubscriptionInput");
 
 const replay = z.object({ timestamp: z.int() }).strict().openapi("Replay");

@@ -33,6 +33,9 @@ export const ProduceResult = z.object({
   replicas: z.int().optional(),
   deliverAt: z.int().optional(),
   idempotentReplay: z.boolean().optional(),
+  transactionId: z.string().optional().openapi({
+    description: "Set for Mq-Transaction: begin (equals messageId)",
+  }),
 }).openapi("ProduceResult");
 
 export const BatchItemResult = z.union([
@@ -172,6 +175,7 @@ export const SubscriptionView = z.object({
   retryMaxTimes: z.int(),
   retryBackoffMs: z.array(z.int()).nullable(),
   failureCallbackUrl: z.string().nullable(),
+  dialect: z.literal("qstash").optional(),
   status: z.enum(["active", "paused", "disabled"]),
   statusReason: z.string().nullable(),
   createdAt: z.int(),

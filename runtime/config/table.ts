@@ -9,6 +9,7 @@ import { TIME_SETTINGS } from "./time_settings.ts";
 import { WEBHOOK_SETTINGS } from "./webhook_settings.ts";
 import { EGRESS_SETTINGS } from "./egress_settings.ts";
 import { HA_SETTINGS } from "./ha_settings.ts";
+import { TRANSACTION_SETTINGS } from "./transaction_settings.ts";
 import { REMOTING_SETTINGS } from "./remoting_settings.ts";
 import { QSTASH_SETTINGS } from "./qstash_settings.ts";
 import { GRPC_SETTINGS } from "../protocol/grpc_settings.ts";
@@ -22,6 +23,7 @@ export const SETTING_AREAS = [
   { title: "Webhook push", rows: WEBHOOK_SETTINGS },
   { title: "Webhook delivery: read-ahead, HTTP client, DNS", rows: EGRESS_SETTINGS },
   { title: "Replication", rows: HA_SETTINGS },
+  { title: "Transactional messages", rows: TRANSACTION_SETTINGS },
   { title: "RocketMQ remoting (NameServer and broker roles)", rows: REMOTING_SETTINGS },
   { title: "QStash-compatible API", rows: QSTASH_SETTINGS },
   { title: "RocketMQ 5 gRPC front end", rows: GRPC_SETTINGS },

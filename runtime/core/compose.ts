@@ -11,7 +11,13 @@ import {
 import type { BodyText } from "../platform/platform.ts";
 import { MetadataStore } from "../../storage/metadata/metadata_store.ts";
 import { ConsumerOffsetStore } from "../../storage/metadata/offset_store.ts";
-import { REVIVE_TOPIC, SCHEDULE_TOPIC, TIMER_TOPIC } from "../../storage/message/message_const.ts";
+import {
+  REVIVE_TOPIC,
+  SCHEDULE_TOPIC,
+  TIMER_TOPIC,
+  TRANS_HALF_TOPIC,
+  TRANS_OP_TOPIC,
+} from "../../storage/message/message_const.ts";
 import type { BrokerConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { ProduceResult } from "../protocol/types.ts";
@@ -33,7 +39,10 @@ import { GroupRegistry } from "./group_registry.ts";
 import { Producer } from "./producer.ts";
 import type { ReplicationGate } from "./replication_gate.ts";
 import { LOOPBACK } from "./store_host.ts";
+import { createTransactionService, type TransactionService } from "./transaction_service.ts";
+import { TRANS_CHECK_URL_TOPIC } from "./transaction_channels.ts";
 import { QstashCore } from "./qstash.ts";
+import { QstashStateRepo } from "../../storage/metadata/qstash_state_repo.ts";
 
 export interface BrokerDeps {
   /** A store already open and started (a slave's, promoted): used as is. Default: the
@@ -76,7 +85,10 @@ export interface BrokerParts {
   egress: WebhookEgress;
   subscriptions: SubscriptionRepo;
   webhooks: WebhookService;
+  transactions: TransactionService;
   qstash: QstashCore;
+  /** The QStash dialect's stored state (keys, DLQ tombstones). */
+  qstashState: QstashStateRepo;
 }
 
 export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
@@ -192,7 +204,9 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   pop.start(); // replays the revive topic: the messages in flight before a restart
   const egress = createEgress(config, log);
   const subscriptions = new SubscriptionRepo(metadataHandle.db);
+  const qstashState = new QstashStateRepo(metadataHandle.db, nowMs);
   const qstash = new QstashCore({
+    state: qstashState,
     files,
     dataDir: config.dataDir,
     settings: {
@@ -232,6 +246,22 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   });
   arrivals.registerClientTopics((topic, queueId) => webhooks.arriving(topic, queueId));
   webhooks.start(await subscriptions.load());
+  const transactions = createTransactionService({
+    store,
+    producer,
+    ids,
+    offsets: offsetPort,
+    egress,
+    config,
+    bodyText: deps.bodyText,
+    nowMs,
+    log,
+  });
+  // Half, op and check URL records are the check service's own: no long poll or webhook hears them.
+  arrivals.registerSystemTopic(TRANS_HALF_TOPIC, () => {});
+  arrivals.registerSystemTopic(TRANS_OP_TOPIC, () => {});
+  arrivals.registerSystemTopic(TRANS_CHECK_URL_TOPIC, () => {});
+  transactions.start();
   const membership = new ConsumerMembership({
     nowMs,
     memberTimeoutMs: config.consumerTimeoutMs,
@@ -255,7 +285,9 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     egress,
     subscriptions,
     webhooks,
+    transactions,
     qstash,
+    qstashState,
   };
 }
 
@@ -280,6 +312,7 @@ export async function closeParts(p: BrokerParts, log: Logger): Promise<void> {
   const step = async (what: string, f: () => Promise<unknown>) => {
     await f().catch((err) => log("error", `${what} failed`, { err: String(err) }));
   };
+  await step("stopping transaction checks", () => p.transactions.stop());
   await step("stopping webhook deliveries", () => p.webhooks.close());
   await step("closing webhook connections", () => p.egress.close());
   await step("stopping POP revive", () => p.pop.close());

@@ -23,6 +23,8 @@ export class MessageLookup {
     private readonly topics: TopicRegistry,
     private readonly settings: LookupSettings,
     private readonly bodyText: BodyText,
+    /** The state of a transactional message not delivered (yet), for the not-found answer. */
+    private readonly transactionState?: (id: string) => Promise<string | undefined>,
   ) {}
 
   getMessageById(messageId: string, topic?: string): Promise<WireMessage> {
@@ -45,7 +47,17 @@ export class MessageLookup {
         }
       }
     }
-    return Promise.reject(new BrokerError("MESSAGE_NOT_FOUND", `No message with id ${messageId}`));
+    const notFound = new BrokerError("MESSAGE_NOT_FOUND", `No message with id ${messageId}`);
+    if (topic !== undefined || this.transactionState === undefined) return Promise.reject(notFound);
+    // A half message is no message to consumers; operators see why (docs/transactions.md).
+    return this.transactionState(messageId).then((state) => {
+      if (state === undefined) throw notFound;
+      throw new BrokerError(
+        "MESSAGE_NOT_FOUND",
+        `No message with id ${messageId}: it is a transactional message, ${state} (GET /v1/transactions/${messageId})`,
+        { transactionState: state },
+      );
+    });
   }
 
   findMessages(topic: string, query: FindQuery): Promise<WireMessage[]> {

@@ -16,6 +16,8 @@ export interface ObservabilityDeps {
   brokerName: string;
   flushDiskType: string;
   runtime: string;
+  /** Undecided transactions, checks sent and transactions discarded (transaction_service.ts). */
+  transactions?: () => { pending: number; checksSent: number; discarded: number };
 }
 
 export class Observability {
@@ -115,6 +117,29 @@ export class Observability {
         s.delayLevelPending.map((n, i) => [{ level: i + 1 }, n]),
       ),
     ];
+    const tx = this.d.transactions?.();
+    if (tx !== undefined) {
+      lines.push(
+        ...family(
+          "mq_transactions_pending",
+          "gauge",
+          "Transactions not decided yet (in memory)",
+          tx.pending,
+        ),
+        ...family(
+          "mq_transaction_checks_total",
+          "counter",
+          "Transaction checks sent to producers",
+          tx.checksSent,
+        ),
+        ...family(
+          "mq_transactions_discarded_total",
+          "counter",
+          "Transactions discarded after transactionCheckMax checks",
+          tx.discarded,
+        ),
+      );
+    }
     return lines.join("\n") + "\n";
   }
 }

@@ -111,6 +111,22 @@ export class Producer {
     );
   }
 
+  /** Puts a broker-built record where it says (a transaction's half message, its commit to
+   * the real queue, its op record: runtime/core/transactions.ts), through the same gate. */
+  putInternal(input: Omit<MessageInput, "storeHost">): Promise<PutResult> {
+    this.#checkOpen();
+    const gate = this.#d.replication;
+    return this.#d.store.putMessage({ ...input, storeHost: this.#d.storeHost }).then(
+      gate ? (r) => gate.confirm(r.commitLogOffset + r.size).then(() => r) : undefined,
+      rethrowStoreError,
+    );
+  }
+
+  /** The queue a produce of `message` to `topic` would go to. */
+  selectQueue(topic: TopicConfig, message: ProduceMessage): number {
+    return this.#selectQueue(topic, message.queueId, message.shardingKey);
+  }
+
   /** Refuses a message that breaks a produce rule (cron checks its message at creation). */
   checkMessage(message: ProduceMessage): void {
     checkProduce(message, this.#d.rules);

@@ -1,9 +1,9 @@
 // The broker's side of the QStash dialect (docs/qstash.md): the signing keys (kept in the
-// data folder, rotated on request), the Upstash-Signature JWT of each delivery
+// metadata database, so a replicated group's slaves have them; rotated on request), the Upstash-Signature JWT of each delivery
 // (runtime/webhook/qstash_jwt.ts, with the current key), and the callback and failure-callback messages a delivered or
 // dead-lettered message asks for. Deliveries themselves are the webhook engine's.
 import { randomBytes } from "node:crypto";
-import { type FilePort, readWholeFile, writeFileAtomic } from "../../storage/file_port.ts";
+import type { FilePort } from "../../storage/file_port.ts";
 import { PROPERTY_CONTENT_TYPE } from "../../storage/message/message_const.ts";
 import type { QstashApi } from "../protocol/core_api.ts";
 import { BrokerError } from "../protocol/errors.ts";
@@ -17,10 +17,15 @@ import type { ProduceMessage, ProduceResult } from "../protocol/types.ts";
 import type { Logger } from "../log.ts";
 import type { QstashDelivery, QstashOutcome } from "../webhook/delivery_types.ts";
 import { QstashJwtSigner } from "../webhook/qstash_jwt.ts";
+import { loadQstashState, type QstashStatePort } from "./qstash_state.ts";
 
+/** The keys' row in qstash_state, and the file older brokers kept them in. */
+const KEYS_NAME = "signing_keys";
 const KEYS_FILE = "qstash_keys.json";
 
 export interface QstashCoreDeps {
+  state: QstashStatePort;
+  /** The data folder: a legacy keys file there is moved into `state`. */
   files: FilePort;
   dataDir: string;
   settings: QstashSettings & { qstashCurrentSigningKey: string; qstashNextSigningKey: string };
@@ -41,24 +46,23 @@ export class QstashCore implements
   readonly #encoder = new TextEncoder();
 
   constructor(private readonly d: QstashCoreDeps) {
-    const saved = readWholeFile(d.files, this.#path);
-    if (saved) this.#keys = JSON.parse(new TextDecoder().decode(saved)) as QstashSigningKeys;
-    else {
-      this.#keys = {
-        current: d.settings.qstashCurrentSigningKey || newKey(),
-        next: d.settings.qstashNextSigningKey || newKey(),
-      };
-    }
+    this.#keys = {
+      current: d.settings.qstashCurrentSigningKey || newKey(),
+      next: d.settings.qstashNextSigningKey || newKey(),
+    };
     this.#signer = new QstashJwtSigner(this.#keys.current);
   }
 
-  get #path() {
-    return `${this.d.dataDir}/${KEYS_FILE}`;
-  }
-
-  /** Writes the keys when the data folder has none yet (so they survive a restart). */
+  /** Loads the stored keys, or stores the new ones (so they survive a restart and a
+   * failover). */
   async start(): Promise<void> {
-    if (!this.d.files.exists(this.#path)) await this.#save();
+    const saved = await loadQstashState(this.d.state, KEYS_NAME, {
+      files: this.d.files,
+      path: `${this.d.dataDir}/${KEYS_FILE}`,
+    }) as QstashSigningKeys | undefined;
+    if (saved === undefined) return await this.#save();
+    this.#keys = { current: saved.current, next: saved.next };
+    this.#signer = new QstashJwtSigner(this.#keys.current);
   }
 
   qstashSigningKeys(): Promise<QstashSigningKeys> {
@@ -156,11 +160,7 @@ export class QstashCore implements
   }
 
   #save(): Promise<void> {
-    return writeFileAtomic(
-      this.d.files,
-      this.#path,
-      this.#encoder.encode(JSON.stringify(this.#keys)),
-    );
+    return this.d.state.put(KEYS_NAME, this.#keys);
   }
 }
 

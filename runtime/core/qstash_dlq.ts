@@ -1,19 +1,25 @@
 // The QStash DLQ over our dead-letter queues: QStash deletes single letters and removes a
 // letter once it is retried, and a retry goes to the one endpoint that failed. Our
 // %DLQ%{group} is a log with a purge cursor, so deleted and retried letters are kept as
-// tombstones (`<dataDir>/qstash_dlq_deleted.json`) that listings skip; a tombstone goes
+// tombstones (row "dlq_tombstones" of the metadata table qstash_state, so slaves have them)
+// that listings skip; a tombstone goes
 // once a full listing no longer sees its letter (purged or aged out). A retry puts the
 // letter into %RETRY%{group}, which only that group's subscription reads.
 import type { MessageStore } from "../../storage/message_store.ts";
-import { type FilePort, readWholeFile, writeFileAtomic } from "../../storage/file_port.ts";
+import type { FilePort } from "../../storage/file_port.ts";
 import { PROPERTY_DLQ_ORIGIN_TOPIC } from "../../storage/message/message_const.ts";
 import type { PullResult, WireMessage } from "../protocol/types.ts";
 import { dlqTopicOf, retryTopicOf } from "../pop/group_topics.ts";
+import { loadQstashState, type QstashStatePort } from "./qstash_state.ts";
 
+/** The tombstones' row in qstash_state, and the file older brokers kept them in. */
+const TOMBSTONES_NAME = "dlq_tombstones";
 const TOMBSTONES_FILE = "qstash_dlq_deleted.json";
 
 export interface QstashDlqDeps {
   store: MessageStore;
+  state: QstashStatePort;
+  /** The data folder: a legacy tombstones file there is moved into `state`. */
   files: FilePort;
   dataDir: string;
   storeHost: { ip: Uint8Array; port: number };
@@ -25,20 +31,27 @@ export interface QstashDlqDeps {
 export class QstashDeadLetters {
   /** group -> ids of letters deleted or retried. */
   readonly #gone = new Map<string, Set<string>>();
+  #loaded: Promise<void> | undefined;
 
-  constructor(private readonly d: QstashDlqDeps) {
-    const saved = readWholeFile(d.files, this.#path);
-    if (!saved) return;
-    const json = JSON.parse(new TextDecoder().decode(saved)) as Record<string, string[]>;
-    for (const [group, ids] of Object.entries(json)) this.#gone.set(group, new Set(ids));
-  }
+  constructor(private readonly d: QstashDlqDeps) {}
 
-  get #path() {
-    return `${this.d.dataDir}/${TOMBSTONES_FILE}`;
+  /** Reads the tombstones on first use. */
+  #load(): Promise<void> {
+    return this.#loaded ??= loadQstashState(this.d.state, TOMBSTONES_NAME, {
+      files: this.d.files,
+      path: `${this.d.dataDir}/${TOMBSTONES_FILE}`,
+    }).then((saved) => {
+      const json = (saved ?? {}) as Record<string, string[]>;
+      for (const [group, ids] of Object.entries(json)) this.#gone.set(group, new Set(ids));
+    }).catch((err) => {
+      this.#loaded = undefined; // tried again by the next call
+      throw err;
+    });
   }
 
   /** The group's letters not deleted or retried, oldest first, at most `max`. */
   async listDeadLetters(group: string, max: number): Promise<WireMessage[]> {
+    await this.#load();
     const gone = this.#gone.get(group);
     const out: WireMessage[] = [];
     const seen = new Set<string>();
@@ -112,10 +125,6 @@ export class QstashDeadLetters {
   #save(): Promise<void> {
     const json: Record<string, string[]> = {};
     for (const [group, ids] of this.#gone) if (ids.size > 0) json[group] = [...ids];
-    return writeFileAtomic(
-      this.d.files,
-      this.#path,
-      new TextEncoder().encode(JSON.stringify(json)),
-    );
+    return this.d.state.put(TOMBSTONES_NAME, json);
   }
 }

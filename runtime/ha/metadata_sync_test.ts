@@ -167,6 +167,7 @@ Deno.test("importMetadata() mirrors the master's tables, deletions included", as
       "consumer_offset",
       "cron_schedule",
       "webhook_subscription",
+      "qstash_state",
     ]);
     assert.equal(first.rows, 2 + 1 + 3 + 1 + 1);
 
@@ -343,6 +344,7 @@ function snapshotBytes(takenAtMs: number): Uint8Array {
     consumer_offset: [],
     cron_schedule: [],
     webhook_subscription: [],
+    qstash_state: [],
   };
   return encodeSnapshot({ version: 1, takenAtMs, tables });
 }

@@ -35,6 +35,16 @@ import type {
   TopicUpsert,
   WireMessage,
 } from "./types.ts";
+import type {
+  TransactionBegun,
+  TransactionCheck,
+  TransactionCheckAnswer,
+  TransactionCheckInput,
+  TransactionCheckView,
+  TransactionDecision,
+  TransactionPollOptions,
+  TransactionView,
+} from "./transaction_types.ts";
 import type { ClusterView, GroupProgress, TopicStats } from "./ops_types.ts";
 import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
@@ -125,6 +135,52 @@ export interface AdminApi {
   health(): Promise<HealthInfo>;
 }
 
+/** Transactional messages (docs/transactions.md): a half message, then commit or rollback;
+ * a producer that never decides is asked (check-back) by URL, by long poll, or through a
+ * front end that holds a connection to it (TransactionCheckHost). Not part of BrokerClient:
+ * the in-process core implements it, and client/transactions.ts over HTTP. */
+export interface TransactionApi {
+  /** Stores `message` as a half message of `producerGroup`; consumers see nothing yet. */
+  beginTransaction(
+    topic: string,
+    message: ProduceMessage,
+    producerGroup: string,
+  ): Promise<TransactionBegun>;
+  /** COMMIT delivers the message (original id, keys, properties); ROLLBACK drops it. The
+   * same decision again answers the same view; a different one is TRANSACTION_DECIDED. */
+  endTransaction(
+    transactionId: string,
+    decision: TransactionDecision,
+    options?: { fromCheck?: boolean },
+  ): Promise<TransactionView>;
+  getTransaction(transactionId: string): Promise<TransactionView>;
+  setTransactionCheck(group: string, input: TransactionCheckInput): Promise<TransactionCheckView>;
+  getTransactionCheck(group: string): Promise<TransactionCheckView>;
+  deleteTransactionCheck(group: string): Promise<void>;
+  /** Long poll for checks of `group` (producers that cannot take inbound calls). A check is
+   * answered with endTransaction(…, { fromCheck: true }); UNKNOWN is no answer. */
+  pollTransactionChecks(
+    group: string,
+    options: TransactionPollOptions,
+    signal?: SignalSource,
+  ): Promise<TransactionCheck[]>;
+}
+
+/** A front end's way to reach producers of one group (gRPC Telemetry's
+ * RecoverOrphanedTransactionCommand, remoting CHECK_TRANSACTION_STATE 39). */
+export interface TransactionCheckChannel {
+  /** Sends one check. Resolves with the producer's answer when the channel gets one in
+   * reply, or undefined when the answer comes later as endTransaction (oneway, as
+   * RocketMQ's). Rejects when no producer could be reached: the next channel is tried. */
+  send(check: TransactionCheck): Promise<TransactionCheckAnswer | undefined>;
+}
+
+/** In-process only: where a front end registers "I can ask producers of group G". */
+export interface TransactionCheckHost {
+  /** Returns the unregister function; call it when the producer's connection ends. */
+  registerTransactionCheckChannel(group: string, channel: TransactionCheckChannel): () => void;
+}
+
 /** Operations views for the admin CLI and the dashboard. The in-process core implements
  * them; the HTTP client reaches them through their routes (GET /v1/groups, …). */
 export interface OpsApi {
@@ -186,6 +242,11 @@ export interface QstashApi {
   /** What a cron schedule publishes (the QStash view shows its destination and body). */
   qstashSchedule(id: string): Promise<QstashScheduleDetails>;
 }
+
+/** The QStash calls of a broker the resolver gave: in this process (and in a replicated
+ * group, the current master) the Broker's own; in split mode and on Deploy, that broker's
+ * /v1/qstash routes over HTTP. The QStash front end applies it per request. */
+export type QstashOf = (broker: BrokerClient) => QstashApi;
 
 /** How functions/ reaches a broker: a fixed one (embedded) or one found in the KV route
  * table (split mode), re-read when a call fails. */

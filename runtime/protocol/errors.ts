@@ -74,6 +74,16 @@ export const PROBLEMS = {
     type: "/problems/receipt-handle-settled",
     title: "The receipt handle was already acknowledged",
   },
+  TRANSACTION_NOT_FOUND: {
+    status: 404,
+    type: "/problems/transaction-not-found",
+    title: "No such transaction",
+  },
+  TRANSACTION_DECIDED: {
+    status: 409,
+    type: "/problems/transaction-decided",
+    title: "The transaction was decided otherwise",
+  },
   MESSAGE_NOT_FOUND: { status: 404, type: "/problems/message-not-found", title: "No such message" },
   ROUTE_NOT_FOUND: { status: 404, type: "/problems/not-found", title: "No such route" },
   METHOD_NOT_ALLOWED: {

@@ -51,6 +51,12 @@ export const SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX";
 export const TIMER_TOPIC = "rmq_sys_wheel_timer";
 /** POP checkpoints and ack markers (PopReviveService). */
 export const REVIVE_TOPIC = "rmq_sys_REVIVE_LOG";
+/** Half (prepared) transactional messages wait here, queue 0 (TransactionalMessageUtil). */
+export const TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC";
+/** One op record per decided transaction, queue 0 (the half queue's id). */
+export const TRANS_OP_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC";
+/** Ours: the decision an op record carries (COMMIT, ROLLBACK or DISCARD). */
+export const PROPERTY_TRANSACTION_OP = "__TRAN_OP";
 
 /** Property keys the broker gives meaning to; a producer cannot set them directly. */
 export const RESERVED_PROPERTIES: ReadonlySet<string> = new Set([

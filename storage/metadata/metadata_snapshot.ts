@@ -29,6 +29,7 @@ import {
   cronSchedule,
   type MetadataDb,
   metadataSchema,
+  qstashState,
   schemaVersion,
   topicConfig,
   webhookSubscription,
@@ -89,6 +90,7 @@ const REPLICATED_TABLES: readonly TableSpec[] = [
   consumerOffset,
   cronSchedule,
   webhookSubscription,
+  qstashState,
 ].map(tableSpec);
 
 /** Tables that stay with their file (see the top of this file). */

@@ -18,6 +18,7 @@ import {
   consumerGroup,
   consumerOffset,
   cronSchedule,
+  qstashState,
   schemaVersion,
   topicConfig,
   webhookSubscription,
@@ -103,6 +104,7 @@ Deno.test("openMetadataDb() creates the tables of schema.ts, once", async (t) =>
             consumerOffset,
             cronSchedule,
             webhookSubscription,
+            qstashState,
             schemaVersion,
           ];
           for (const table of tables) {
@@ -142,7 +144,9 @@ Deno.test("openMetadataDb() creates the tables of schema.ts, once", async (t) =>
       await withDb(path, async (handle) => {
         assert.equal(handle.schemaVersion, SCHEMA_VERSION_LATEST);
         const versions = await handle.db.select().from(schemaVersion);
-        assert.deepEqual(versions, [{ version: 1 }, { version: 2 }, { version: 3 }]);
+        assert.deepEqual(versions, [{ version: 1 }, { version: 2 }, { version: 3 }, {
+          version: 4,
+        }]);
       });
     });
 

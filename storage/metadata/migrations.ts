@@ -91,10 +91,20 @@ const MIGRATIONS: readonly Migration[] = [
       ) STRICT`,
     ],
   },
+  {
+    version: 4,
+    statements: [
+      `CREATE TABLE IF NOT EXISTS qstash_state (
+        name TEXT PRIMARY KEY NOT NULL,
+        value_json TEXT NOT NULL,
+        updated_at_ms INTEGER NOT NULL
+      ) STRICT`,
+    ],
+  },
 ];
 
 for (const [index, migration] of MIGRATIONS.entries()) {
-  assert(migration.version === index + 1, "migration versions run 1, 2, 3 without gaps");
+  assert(migration.version === index + 1, "migration versions run 1, 2, 3… without gaps");
 }
 
 /** The version a file is at once applyMigrations returns. */

@@ -6,6 +6,7 @@ import { openMetadataDb } from "./sqlite.ts";
 import { openNodeSqlite } from "./node_sqlite.ts";
 import { CronScheduleRepo, type CronScheduleRow } from "./cron_schedule_repo.ts";
 import { type SubscriptionRecord, WebhookSubscriptionRepo } from "./webhook_subscription_repo.ts";
+import { QstashStateRepo } from "./qstash_state_repo.ts";
 
 /** Runs `body` on a fresh metadata database in a temp dir, then removes the dir. */
 /** Rows by schedule id: the table has no order of its own. */
@@ -78,5 +79,19 @@ Deno.test("WebhookSubscriptionRepo keeps the settings as JSON, upserts by group,
     ]);
     await repo.delete("G");
     assert.deepEqual(await repo.all(), []);
+  });
+});
+
+Deno.test("QstashStateRepo stores one JSON document per name and replaces it", async () => {
+  await withDb(async (db) => {
+    let now = 1000;
+    const repo = new QstashStateRepo(db, () => now);
+    assert.equal(await repo.get("signing_keys"), undefined);
+    await repo.put("signing_keys", { current: "sig_a", next: "sig_b" });
+    now = 2000;
+    await repo.put("signing_keys", { current: "sig_b", next: "sig_c" });
+    await repo.put("dlq_tombstones", { g: ["m1"] });
+    assert.deepEqual(await repo.get("signing_keys"), { current: "sig_b", next: "sig_c" });
+    assert.deepEqual(await repo.get("dlq_tombstones"), { g: ["m1"] });
   });
 });

@@ -90,6 +90,16 @@ export const webhookSubscription = sqliteTable("webhook_subscription", {
   updatedAtMs: integer("updated_at_ms").notNull(),
 });
 
+/** Named state of the QStash dialect (runtime/core/qstash*.ts), one JSON document per name:
+ * "signing_keys" (current and next) and "dlq_tombstones" (deleted or retried dead letters per
+ * group). A table, not files, so a replicated group's slaves get it with the rest and a
+ * promoted slave signs with its master's keys. */
+export const qstashState = sqliteTable("qstash_state", {
+  name: text("name").primaryKey(),
+  valueJson: text("value_json").notNull(),
+  updatedAtMs: integer("updated_at_ms").notNull(),
+});
+
 /** Versions of migrations.ts applied to this file, one row each. */
 export const schemaVersion = sqliteTable("schema_version", {
   version: integer("version").primaryKey(),
@@ -101,6 +111,7 @@ export const metadataSchema = {
   consumerOffset,
   cronSchedule,
   webhookSubscription,
+  qstashState,
   schemaVersion,
 };
 
