@@ -184,7 +184,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
         forwardToDlq(
           {
             store,
-            timers: parts.timers,
+            checkpointOf: (group, handle) => parts.pop.checkpointOf(group, handle),
             groups,
             storeHost: { ...LOOPBACK, port: config.port },
             ack: (group, handle) => pop.ack(group, handle),
