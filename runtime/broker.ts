@@ -278,6 +278,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       deliveries: this.#parts.webhooks.log,
       diskUsedRatio: this.#deps.diskUsedRatio,
       pop: this.#pop,
+      popInFlight: () => this.#parts.pop.inFlight,
     });
     return this.#observability.metrics() + more.join("\n") + "\n";
   }
