@@ -184,7 +184,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
         forwardToDlq(
           {
             store,
-            timers: parts.timers,
+            checkpointOf: (group, handle) => parts.pop.checkpointOf(group, handle),
             groups,
             storeHost: storeHostOf(config),
             ack: (group, handle) => pop.ack(group, handle),
@@ -278,6 +278,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       deliveries: this.#parts.webhooks.log,
       diskUsedRatio: this.#deps.diskUsedRatio,
       pop: this.#pop,
+      popInFlight: () => this.#parts.pop.inFlight,
     });
     return this.#observability.metrics() + more.join("\n") + "\n";
   }

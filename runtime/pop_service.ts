@@ -1,37 +1,36 @@
 // POP consumption for stateless consumers (reference/rocketmq.md §19): receive a batch
 // with an invisible time, then ack, nack or change the invisible time by receipt handle.
 //
-// State lives in the log, as RocketMQ keeps it: each received message gets a checkpoint
-// (CK) record scheduled on the timer wheel for popTime + invisibleTime, addressed to the
-// revive topic. An ack cancels that timer (a durable cancel marker); nack and "change
-// invisible time" reschedule it. A CK that fires was not acked in time: the revive loop
-// puts the message again into %RETRY%{group} with reconsumeTimes + 1, or past the group's
-// retryMaxTimes into %DLQ%{group}, keeping its id, topic and properties. Receive reads the
-// topic's queues and the group's retry queue from per-(group, queue) pop offsets, persisted
-// with the consumer offsets (every offsetPersistIntervalMs and at shutdown).
+// As RocketMQ 5 keeps it: a receive writes one checkpoint (CK) record for its batch to the
+// revive topic, naming each message handed out and the pop offsets it moved; the messages
+// in flight live in memory (pop/checkpoints.ts), found by receipt handle in O(1) and
+// ordered by deadline. An ack or a change of invisible time appends one small record (the
+// acks of one turn share one) and never reads the log back. When a deadline passes, the
+// revive loop (pop/revive.ts) puts the message again into %RETRY%{group} with
+// reconsumeTimes + 1, or past the group's retryMaxTimes into %DLQ%{group}, keeping its id,
+// topic and properties. Receive reads the topic's queues and the group's retry queue from
+// per-(group, queue) pop offsets, kept with the consumer offsets.
 //
-// At-least-once, stated: a crash loses pop-offset progress since the last persist, so
-// messages received then are handed out again (with their CKs also still pending, a
-// message can come twice); an ack answered OK is durable; an unacked message always
-// comes back once its invisible time has passed.
+// Recovery (start()) replays the revive topic from the oldest CK with a message in flight:
+// CKs put their messages in flight again and move the pop offsets up to theirs, acks and
+// "revived" records settle them. So after a crash an acked message does not come back and
+// an unacked one comes back once its invisible time has passed (at-least-once: a message
+// read by a receive whose CK was not written yet is read again).
 //
-// This file receives and settles; the parts are in runtime/pop/: the CK record
-// (checkpoint.ts), receipt handles (receipt.ts), ordered POP (orderly.ts), the revive loop
-// (revive.ts) and retry/DLQ routing (requeue.ts).
-import {
-  PROPERTY_RETRY_TOPIC,
-  PROPERTY_UNIQ_KEY,
-  REVIVE_TOPIC,
-} from "../storage/message/message_const.ts";
+// This file receives and settles; the parts are in runtime/pop/: in-flight state
+// (checkpoints.ts, deadline_heap.ts), the records (pop_log.ts), ordered POP (orderly.ts),
+// the revive loop (revive.ts) and retry/DLQ routing (requeue.ts).
+import { PROPERTY_RETRY_TOPIC, PROPERTY_UNIQ_KEY } from "../storage/message/message_const.ts";
 import type { MessageRecord } from "../storage/message/record.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { type PopMessage, signalOf } from "./protocol/types.ts";
 import { toWireMessage } from "./wire.ts";
-import { scheduleCheckpoint } from "./pop/checkpoint.ts";
+import type { Checkpoint } from "./pop/checkpoint.ts";
+import { PopCheckpoints } from "./pop/checkpoints.ts";
+import type { PopAdvance } from "./pop/pop_log.ts";
 import { popOffsetGroupOf, retryTopicOf } from "./pop/group_topics.ts";
 import { OrderlyPop } from "./pop/orderly.ts";
 import type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
-import { checkpointOf, settle } from "./pop/receipt.ts";
 import { ReviveLoop } from "./pop/revive.ts";
 
 export type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
@@ -44,10 +43,27 @@ export class PopService {
   /** Ordered POP's queues in flight (orderly groups). */
   readonly #orderly: OrderlyPop;
   readonly #revive: ReviveLoop;
+  readonly #checkpoints: PopCheckpoints;
 
   constructor(private readonly deps: PopDeps) {
-    this.#orderly = new OrderlyPop(deps);
-    this.#revive = new ReviveLoop(deps, this.#orderly);
+    this.#checkpoints = new PopCheckpoints(deps);
+    this.#orderly = new OrderlyPop(deps, this.#checkpoints);
+    this.#revive = new ReviveLoop(deps, this.#orderly, this.#checkpoints);
+  }
+
+  /** Rebuilds the messages in flight from the revive topic, then starts the revive loop. */
+  start(): void {
+    this.#checkpoints.recover();
+    this.#revive.start();
+  }
+
+  async close(): Promise<void> {
+    await this.#revive.close();
+  }
+
+  /** Messages received and not settled yet. */
+  get inFlight(): number {
+    return this.#checkpoints.inFlight;
   }
 
   async receive(req: ReceiveRequest): Promise<PopMessage[]> {
@@ -82,9 +98,10 @@ export class PopService {
     sources.push({ topic: retry, q: 0 });
     const start = this.#rotation++ % sources.length;
     const picked: { topic: string; q: number; offset: number; record: MessageRecord }[] = [];
+    const advances: PopAdvance[] = [];
+    const popKey = popOffsetGroupOf(req.group);
     for (let i = 0; i < sources.length && picked.length < req.max; i++) {
       const { topic, q } = sources[(start + i) % sources.length];
-      const popKey = popOffsetGroupOf(req.group);
       let offset = this.deps.offsets.query(popKey, topic, q) ??
         this.deps.offsets.query(req.group, topic, q) ??
         store.getMinOffsetInQueue(topic, q);
@@ -100,25 +117,21 @@ export class PopService {
         got.messages.length > 0 || got.status === "OFFSET_TOO_SMALL" ||
         got.status === "NO_MATCHED_MESSAGE"
       ) {
-        this.deps.offsets.commit(popKey, topic, q, Math.max(offset, got.nextBeginOffset));
+        const next = Math.max(offset, got.nextBeginOffset);
+        this.deps.offsets.commit(popKey, topic, q, next);
+        if (got.messages.length > 0) advances.push([topic, q, next]);
       }
     }
     if (picked.length === 0) return [];
     const unique = onePerMessage(picked);
     const popTime = this.deps.nowMs();
-    // One CK per message, all written in this turn (one write, one fdatasync).
-    const cks = unique.map((p) =>
-      scheduleCheckpoint(
-        this.deps,
-        req.group,
-        p.topic,
-        p.q,
-        p.offset,
-        p.record.physicalOffset,
-        popTime + req.invisibleMs,
-      )
+    // One CK for the whole batch.
+    const ids = await this.#checkpoints.add(
+      req.group,
+      popTime + req.invisibleMs,
+      unique.map((p) => ({ t: p.topic, q: p.q, o: p.offset, c: p.record.physicalOffset })),
+      advances,
     );
-    const ids = await Promise.all(cks);
     return unique.map((p, i) => {
       const wire = toWireMessage(p.record, p.offset, this.deps.bodyText);
       const original = p.record.properties.get(PROPERTY_RETRY_TOPIC);
@@ -168,17 +181,15 @@ export class PopService {
     return out;
   }
 
+  /** Where the in-flight message of `handle` was read; else the handle's typed error. */
+  checkpointOf(group: string, handle: string): Checkpoint {
+    return this.#checkpoints.entry(group, handle);
+  }
+
   /** Acknowledges a received message: it will not come back. */
   async ack(group: string, handle: string): Promise<void> {
-    const ck = checkpointOf(this.deps.timers, group, handle);
-    const outcome = await settle(() => this.deps.timers.cancel(handle, REVIVE_TOPIC));
-    if (outcome === "CANCELLED" && ck.ord) this.#orderly.done(ck);
-    if (outcome === "ALREADY_DELIVERED") {
-      throw new BrokerError(
-        "RECEIPT_HANDLE_EXPIRED",
-        `Cannot ack: the invisible time of ${handle} has passed and the message is being delivered again`,
-      );
-    }
+    const e = await this.#checkpoints.ack(group, handle);
+    if (e.ord) this.#orderly.done(e);
   }
 
   /**
@@ -187,7 +198,7 @@ export class PopService {
    * (10 s, 30 s, 1 min, … 2 h) — counting a reconsume.
    */
   async nack(group: string, handle: string, delayMs: number | undefined): Promise<void> {
-    const ck = checkpointOf(this.deps.timers, group, handle);
+    const ck = this.#checkpoints.entry(group, handle);
     const reconsumeTimes = this.deps.store.lookMessageByOffset(ck.c)?.reconsumeTimes ?? 0;
     await this.changeInvisibleTime(group, handle, delayMs ?? this.backoffMs(group, reconsumeTimes));
   }
@@ -202,21 +213,9 @@ export class PopService {
 
   /** Moves the moment the message comes back to now + invisibleMs. The handle stays valid. */
   async changeInvisibleTime(group: string, handle: string, invisibleMs: number): Promise<number> {
-    checkpointOf(this.deps.timers, group, handle);
     const until = this.deps.nowMs() + invisibleMs;
-    const outcome = await settle(() => this.deps.timers.reschedule(handle, until, REVIVE_TOPIC));
-    if (outcome === "ALREADY_DELIVERED") {
-      throw new BrokerError(
-        "RECEIPT_HANDLE_EXPIRED",
-        `Cannot change ${handle}: its invisible time has passed and the message is being delivered again`,
-      );
-    }
+    await this.#checkpoints.change(group, handle, until);
     return until;
-  }
-
-  /** Dispatch's notice that CKs fired: bring their messages back, or bury them. */
-  arriving(): void {
-    this.#revive.arriving();
   }
 }
 

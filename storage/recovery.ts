@@ -90,7 +90,7 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
   const min = commitLog.minOffset;
   const limit = args.truncateTo === undefined ? Infinity : Math.max(args.truncateTo, min);
   const start = Math.min(chooseStart(store, checkpoint, log), limit);
-  for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(start);
+  for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(start, !args.abnormal);
   await store.index.recoverAfterCrash(start);
 
   const scan = await scanFrom(store, start, limit, args);
@@ -112,7 +112,7 @@ export async function recoverStore(args: RecoverArgs): Promise<RecoveryReport> {
   } else {
     await commitLog.truncateTo(scan.end);
   }
-  for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(scan.end);
+  for (const cq of store.consumeQueues.all()) cq.truncateFromPhysical(scan.end, !args.abnormal);
   // What recovery accepted must be durable before anyone is told it is (kill -9 leaves it
   // only in the page cache).
   for (const segment of commitLog.segmentsBetween(commitLog.minOffset, scan.end)) {

@@ -108,7 +108,15 @@ export const CONSUMER_SETTINGS = [
     unit: "count",
     default: 256,
     min: 1,
-    doc: "Checkpoint records read per step of the POP revive scan (unacked messages return).",
+    doc:
+      "Revive-topic records read per step of the POP recovery scan, and due messages brought back per revive step.",
+  }),
+  intSetting("popSettledHandlesMax", "MQ_POP_SETTLED_HANDLES_MAX", {
+    unit: "count",
+    default: 100_000,
+    min: 1,
+    doc:
+      "Recently settled POP receipt handles remembered (memory), so a second ack is told RECEIPT_HANDLE_SETTLED or _EXPIRED rather than _UNKNOWN.",
   }),
   intSetting("queryMessageNumsDefault", "MQ_QUERY_MAX_DEFAULT", {
     unit: "count",

@@ -188,7 +188,6 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   };
   const pop = new PopService({
     store,
-    timers,
     holds,
     nowMs,
     log,
@@ -200,8 +199,9 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     settings: config,
     delayLevelsMs: store.delayLevelsMs,
   });
-  arrivals.registerSystemTopic(REVIVE_TOPIC, () => pop.arriving());
-  pop.arriving(); // CKs that fired while the broker was down
+  // The revive topic holds POP's own records; PopService keeps their state in memory.
+  arrivals.registerSystemTopic(REVIVE_TOPIC, () => {});
+  pop.start(); // replays the revive topic: the messages in flight before a restart
   const egress = createEgress(config, log);
   const subscriptions = new SubscriptionRepo(metadataHandle.db);
   const qstashState = new QstashStateRepo(metadataHandle.db, nowMs);
@@ -315,6 +315,7 @@ export async function closeParts(p: BrokerParts, log: Logger): Promise<void> {
   await step("stopping transaction checks", () => p.transactions.stop());
   await step("stopping webhook deliveries", () => p.webhooks.close());
   await step("closing webhook connections", () => p.egress.close());
+  await step("stopping POP revive", () => p.pop.close());
   await step("stopping timers", () => p.timers.stop());
   await step("persisting delay offsets", () => p.schedule.stop());
   await step("final offset persist", () => p.offsets.stop());

@@ -9,13 +9,13 @@ import {
 import type { MessageStore } from "../../storage/message_store.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { dlqTopicOf } from "../pop/group_topics.ts";
-import { checkpointOf } from "../pop/receipt.ts";
-import type { TimerService } from "../timer_service.ts";
+import type { Checkpoint } from "../pop/checkpoint.ts";
 import type { GroupRegistry } from "./group_registry.ts";
 
 export interface DeadLetterForwardDeps {
   store: MessageStore;
-  timers: TimerService;
+  /** The checkpoint of an in-flight handle of `group`, else the handle's typed error. */
+  checkpointOf(group: string, handle: string): Checkpoint;
   groups: GroupRegistry;
   storeHost: { ip: Uint8Array; port: number };
   ack(group: string, handle: string): Promise<void>;
@@ -27,7 +27,7 @@ export async function forwardToDlq(
   handle: string,
 ): Promise<void> {
   await d.groups.existing(group);
-  const ck = checkpointOf(d.timers, group, handle);
+  const ck = d.checkpointOf(group, handle);
   const record = d.store.lookMessageByOffset(ck.c);
   if (!record) {
     throw new BrokerError(

@@ -3,7 +3,8 @@
 import type { MessageRecord } from "../../storage/message/record.ts";
 import type { PopMessage } from "../protocol/types.ts";
 import { toWireMessage } from "../wire.ts";
-import { type Checkpoint, scheduleCheckpoint } from "./checkpoint.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import type { PopCheckpoints } from "./checkpoints.ts";
 import type { PopDeps, ReceiveRequest } from "./pop_types.ts";
 import { popOffsetGroupOf } from "./group_topics.ts";
 import { bury } from "./requeue.ts";
@@ -22,7 +23,7 @@ export class OrderlyPop {
    * a restart resets). */
   #orderlyFailures = new Map<string, number>();
 
-  constructor(private readonly deps: PopDeps) {}
+  constructor(private readonly deps: PopDeps, private readonly checkpoints: PopCheckpoints) {}
 
   /**
    * Ordered POP: at most one message per queue is out at a time, and the pop offset of a
@@ -55,19 +56,12 @@ export class OrderlyPop {
     }
     if (picked.length === 0) return [];
     const popTime = this.deps.nowMs();
-    const ids = await Promise.all(
-      picked.map((p) =>
-        scheduleCheckpoint(
-          this.deps,
-          req.group,
-          req.topic,
-          p.q,
-          p.offset,
-          p.record.physicalOffset,
-          popTime + req.invisibleMs,
-          true,
-        )
-      ),
+    const ids = await this.checkpoints.add(
+      req.group,
+      popTime + req.invisibleMs,
+      picked.map((p) => ({ t: req.topic, q: p.q, o: p.offset, c: p.record.physicalOffset })),
+      [],
+      true,
     ).catch((err) => {
       for (const p of picked) this.#orderly.delete(queueKey(req.group, req.topic, p.q));
       throw err;

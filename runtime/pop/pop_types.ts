@@ -3,14 +3,12 @@
 import type { BodyText } from "../platform/platform.ts";
 import type { MessageStore } from "../../storage/message_store.ts";
 import type { SignalSource } from "../protocol/types.ts";
-import type { TimerService } from "../timer_service.ts";
 import type { PullHoldService } from "../long_polling.ts";
 import type { Logger } from "../log.ts";
 import type { ConsumerGroupConfig } from "../../storage/metadata/metadata_store.ts";
 
 export interface PopDeps {
   store: MessageStore;
-  timers: TimerService;
   holds: PullHoldService;
   nowMs: () => number;
   log: Logger;
@@ -26,7 +24,12 @@ export interface PopDeps {
   /** The platform's body decoding (wire.ts). */
   bodyText: BodyText;
   /** Bytes a receive (and each revive step) reads from one queue; checkpoints per revive step. */
-  settings: { popReadBytesMax: number; popReviveBatchNums: number; retryMaxTimesDefault: number };
+  settings: {
+    popReadBytesMax: number;
+    popReviveBatchNums: number;
+    popSettledHandlesMax: number;
+    retryMaxTimesDefault: number;
+  };
 }
 
 export interface ReceiveRequest {

@@ -1,60 +1,101 @@
-// The revive loop: reads the CKs the timer wheel delivered to the revive topic (their
-// messages were not acked in time) and brings each message back, or buries it.
-import { REVIVE_TOPIC } from "../../storage/message/message_const.ts";
-import type { MessageRecord } from "../../storage/message/record.ts";
-import { parseCheckpoint } from "./checkpoint.ts";
+// The revive loop: wakes at the earliest deadline in flight (checkpoints.ts keeps them in a
+// heap), takes what is due — those messages were not acked in time — and brings each back
+// into %RETRY%{group}, or past retryMaxTimes buries it in %DLQ%{group}; ordered messages
+// are retried in place. Then one "revived" record settles their handles for recovery.
+import type { InFlight } from "./checkpoint.ts";
+import type { PopCheckpoints } from "./checkpoints.ts";
 import type { OrderlyPop } from "./orderly.ts";
 import type { PopDeps } from "./pop_types.ts";
 import { bury, requeue } from "./requeue.ts";
 
-/** The revive loop's own progress, kept as a consumer offset of this pseudo group. */
-const REVIVE_GROUP = "%REVIVE%";
+/** A message whose return failed (a write was refused) is tried again this much later. */
+const RETRY_AFTER_FAILURE_MS = 1000;
 
 export class ReviveLoop {
-  #reviving = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** When #timer fires (Infinity when none is set). */
+  #at = Infinity;
+  #running: Promise<void> | undefined;
+  #closed = false;
 
-  constructor(private readonly deps: PopDeps, private readonly orderly: OrderlyPop) {}
-
-  /** Dispatch's notice that CKs fired: bring their messages back, or bury them. */
-  arriving(): void {
-    if (this.#reviving) return;
-    this.#reviving = true;
-    this.#revive().catch((err) => this.deps.log("error", "revive failed", { err: String(err) }))
-      .finally(() => this.#reviving = false);
+  constructor(
+    private readonly deps: PopDeps,
+    private readonly orderly: OrderlyPop,
+    private readonly checkpoints: PopCheckpoints,
+  ) {
+    checkpoints.onDeadline = (deadline) => this.#arm(deadline);
   }
 
-  async #revive() {
-    const { store } = this.deps;
-    for (;;) {
-      const from = this.deps.offsets.query(REVIVE_GROUP, REVIVE_TOPIC, 0) ??
-        store.getMinOffsetInQueue(REVIVE_TOPIC, 0);
-      const got = store.getMessage(REVIVE_TOPIC, 0, from, {
-        maxMsgNums: this.deps.settings.popReviveBatchNums,
-        maxBytes: this.deps.settings.popReadBytesMax,
+  /** Starts with what recovery found (some may be due already). */
+  start(): void {
+    const next = this.checkpoints.nextDeadline();
+    if (next !== undefined) this.#arm(next);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#running;
+  }
+
+  #arm(deadline: number) {
+    if (this.#closed || this.#running || deadline >= this.#at) return;
+    clearTimeout(this.#timer);
+    this.#at = deadline;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#at = Infinity;
+      this.#run();
+    }, Math.max(0, deadline - this.deps.nowMs()));
+  }
+
+  #run() {
+    this.#running = this.#reviveDue()
+      .catch((err) => this.deps.log("error", "revive failed", { err: String(err) }))
+      .finally(() => {
+        this.#running = undefined;
+        const next = this.checkpoints.nextDeadline();
+        if (next !== undefined) this.#arm(next);
       });
-      if (got.messages.length === 0) {
-        if (got.status === "OFFSET_TOO_SMALL") {
-          this.deps.offsets.commit(REVIVE_GROUP, REVIVE_TOPIC, 0, got.nextBeginOffset);
-        }
-        return;
+  }
+
+  async #reviveDue() {
+    while (!this.#closed) {
+      const now = this.deps.nowMs();
+      const due = this.checkpoints.takeDue(now, this.deps.settings.popReviveBatchNums);
+      if (due.length === 0) return;
+      // The copies and the "revived" record are written in one turn, the record last: a
+      // crash keeps the copies without the record (the message comes twice), never the
+      // record without the copies.
+      const puts = due.map((e) => this.#reviveOne(e));
+      const recorded = this.checkpoints.recordRevived(due);
+      const results = await Promise.allSettled(puts);
+      const failed = due.filter((_, i) => results[i].status === "rejected");
+      if (failed.length > 0) {
+        const first = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+        this.deps.log("error", "bringing messages back failed", {
+          count: failed.length,
+          err: String(first.reason),
+        });
+        this.checkpoints.restore(failed, now + RETRY_AFTER_FAILURE_MS);
       }
-      await Promise.all(got.messages.map((m) => this.#reviveOne(m.record)));
-      this.deps.offsets.commit(REVIVE_GROUP, REVIVE_TOPIC, 0, got.nextBeginOffset);
+      await recorded;
+      this.checkpoints.released(due.filter((_, i) => results[i].status === "fulfilled"));
     }
   }
 
-  #reviveOne(ckRecord: MessageRecord): Promise<unknown> {
-    const ck = parseCheckpoint(ckRecord.body);
-    if (ck?.ord) return this.orderly.failed(ck);
-    const original = ck ? this.deps.store.lookMessageByOffset(ck.c) : undefined;
-    if (!ck || !original) return Promise.resolve(); // retention took it: nothing to bring back
+  #reviveOne(e: InFlight): Promise<unknown> {
+    if (e.ord) return this.orderly.failed(e);
+    const original = this.deps.store.lookMessageByOffset(e.c);
+    if (!original) return Promise.resolve(); // retention took it: nothing to bring back
     const reconsumeTimes = original.reconsumeTimes + 1;
     if (
       reconsumeTimes >
-        (this.deps.groupOf(ck.g)?.retryMaxTimes ?? this.deps.settings.retryMaxTimesDefault)
+        (this.deps.groupOf(e.g)?.retryMaxTimes ?? this.deps.settings.retryMaxTimesDefault)
     ) {
-      return bury(this.deps, ck.g, original, reconsumeTimes);
+      return bury(this.deps, e.g, original, reconsumeTimes);
     }
-    return requeue(this.deps, ck.g, original, reconsumeTimes, false);
+    return requeue(this.deps, e.g, original, reconsumeTimes, false);
   }
 }

@@ -192,8 +192,12 @@ export class ConsumeQueue {
    * reach the disk. Below the checkpoint every unit is whole and points below it, so "the
    * unit is empty or points at/after `commitLogOffset`" is false up to some unit and true
    * from there on: a binary search finds it; everything after it is zeroed or deleted.
+   * `clean`: the last run closed cleanly, so nothing was written past the loaded end and
+   * only the dropped units are zeroed (reading every file to its end cost minutes with
+   * 8,000 queues: bench/runtime).
    */
-  truncateFromPhysical(commitLogOffset: number): void {
+  truncateFromPhysical(commitLogOffset: number, clean = false): void {
+    const end = this.#maxOffset;
     this.#flushWrites();
     const dropped = (q: number) => {
       const file = this.#fileOf(q);
@@ -215,19 +219,22 @@ export class ConsumeQueue {
       this.#removeFile(this.#files.pop()!);
     }
     const file = this.#fileOf(keep);
-    if (file) this.#zeroFrom(file, keep - file.firstUnit);
+    if (file && !(clean && keep >= end)) {
+      const upTo = clean ? Math.min(this.unitsPerFile, end - file.firstUnit) : this.unitsPerFile;
+      this.#zeroFrom(file, keep - file.firstUnit, upTo);
+    }
     this.#maxOffset = keep;
     const last = keep > this.#minOffset ? this.get(keep - 1) : undefined;
     this.#maxPhysicOffset = last && last.size !== PAD_SIZE ? last.commitLogOffset + last.size : 0;
   }
 
-  /** Zeroes a file from a unit to its end, writing only chunks that hold data. */
-  #zeroFrom(file: CqFile, fromUnit: number) {
+  /** Zeroes a file's units [fromUnit, upTo), writing only chunks that hold data. */
+  #zeroFrom(file: CqFile, fromUnit: number, upTo: number) {
     const chunkUnits = 4096;
-    for (let at = fromUnit; at < this.unitsPerFile; at += chunkUnits) {
-      const n = Math.min(chunkUnits, this.unitsPerFile - at);
+    for (let at = fromUnit; at < upTo; at += chunkUnits) {
+      const n = Math.min(chunkUnits, upTo - at);
       const bytes = readFully(file.handle, at * CQ_UNIT_BYTES, n * CQ_UNIT_BYTES);
-      if (bytes.every((b) => b === 0)) continue;
+      if (allZero(bytes)) continue;
       file.handle.writeAt(new Uint8Array(n * CQ_UNIT_BYTES), at * CQ_UNIT_BYTES);
       this.#dirty.add(file);
     }
@@ -368,4 +375,13 @@ export class ConsumeQueue {
     }
     return out;
   }
+}
+
+/** True when every byte is 0: by 32-bit words where aligned (a per-byte callback is ~10x slower). */
+function allZero(bytes: Uint8Array): boolean {
+  const words = bytes.byteOffset % 4 === 0 ? bytes.length >> 2 : 0;
+  const view = new Int32Array(bytes.buffer, bytes.byteOffset, words);
+  for (let i = 0; i < words; i++) if (view[i] !== 0) return false;
+  for (let i = words * 4; i < bytes.length; i++) if (bytes[i] !== 0) return false;
+  return true;
 }

@@ -3,6 +3,10 @@ import type { FilePort } from "../file_port.ts";
 import { joinPath } from "../file_port.ts";
 import { ConsumeQueue } from "./consume_queue.ts";
 
+/** fdatasync calls in flight at once over the queues: they run on the runtime's I/O threads,
+ * and the file system commits concurrent syncs together. */
+const SYNC_PARALLEL = 256;
+
 export class ConsumeQueueStore {
   readonly #queues = new Map<string, Map<number, ConsumeQueue>>();
   readonly dir: string;
@@ -53,8 +57,16 @@ export class ConsumeQueueStore {
     return max;
   }
 
+  /**
+   * Syncs every queue, SYNC_PARALLEL at a time: one after another, 8,000 queues (1,000
+   * topics of 8) took over 10 s of fdatasync round trips at shutdown (bench/runtime).
+   */
   async datasyncAll(): Promise<void> {
-    for (const cq of this.all()) await cq.datasync();
+    const queues = this.all()[Symbol.iterator]();
+    const worker = async () => {
+      for (let next = queues.next(); !next.done; next = queues.next()) await next.value.datasync();
+    };
+    await Promise.all(Array.from({ length: SYNC_PARALLEL }, worker));
     await this.files.syncDir(this.dir);
   }
 

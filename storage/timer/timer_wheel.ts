@@ -15,17 +15,19 @@ import { isCoarse, type TimerRecord } from "./timer_record.ts";
 /** The slots of one wheel. Slot numbers are absolute (time / precision); the array is
  * indexed modulo its length, which callers keep larger than the span of live slots. */
 export class WheelSlots {
+  /** Position + 1 of each slot's newest record, 0 if empty: a new array needs no fill, so
+   * its pages stay untouched (no RSS) until slots are used (~16 MiB at the defaults). */
   readonly #lastPos: Float64Array;
   readonly #live: Int32Array;
 
   constructor(readonly slotCount: number, readonly precisionMs: number) {
-    this.#lastPos = new Float64Array(slotCount).fill(-1);
+    this.#lastPos = new Float64Array(slotCount);
     this.#live = new Int32Array(slotCount);
   }
 
   /** Newest record of the slot's chain, -1 if empty. */
   lastPos(slot: number): number {
-    return this.#lastPos[slot % this.slotCount];
+    return this.#lastPos[slot % this.slotCount] - 1;
   }
   /** Timers in the slot not cancelled (a re-fed duplicate counts twice). */
   live(slot: number): number {
@@ -33,7 +35,7 @@ export class WheelSlots {
   }
   link(slot: number, pos: number, liveDelta: number): void {
     const i = slot % this.slotCount;
-    this.#lastPos[i] = pos;
+    this.#lastPos[i] = pos + 1;
     this.#live[i] += liveDelta;
     assert(this.#live[i] >= 0, "negative live count in a timer slot");
   }
@@ -41,12 +43,12 @@ export class WheelSlots {
   clear(slot: number): number {
     const i = slot % this.slotCount;
     const live = this.#live[i];
-    this.#lastPos[i] = -1;
+    this.#lastPos[i] = 0;
     this.#live[i] = 0;
     return live;
   }
   reset(): void {
-    this.#lastPos.fill(-1);
+    this.#lastPos.fill(0);
     this.#live.fill(0);
   }
   memoryBytes(): number {

@@ -1,0 +1,305 @@
+// Cold start, idle memory, many topics and shutdown. Same file on Deno and Bun:
+//
+//   deno run -A bench/runtime/startup_bench.ts [--json] [--runs 5] [--topics 1000] [--seconds 3]
+//   bun run bench/runtime/startup_bench.ts     [--json] …
+//
+// Every process is a child on the runtime the bench runs on (the broker as deno.json's start
+// task runs it), on port 0 with a new data folder under os.tmpdir(), deleted at the end:
+//   cold_start_ms            spawn -> first 201 of a produce, empty data dir (median of --runs)
+//   listening_ms             spawn -> the broker's "listening" line (same runs)
+//   idle_rss_mib             the broker's RSS 2 s after that one produce (median of the runs)
+//   functions_cold_start_ms  the split-mode functions process (functions/main.ts, what an
+//                            edge platform cold-starts): spawn -> first answered request (a
+//                            produce forwarded to a broker found in the KV route table; the
+//                            KV host, tools/kv_host, and the broker run already)
+//   topics_1000_vs_1_ratio   single 1 KiB produces/s over --topics topics of 8 queues, each
+//                            produce to the next topic, over the same on 1 topic (t0):
+//                            autocannon, 64 connections (topics_load.mjs, Node.js),
+//                            --seconds per run, 3 rounds alternating; the ratio of medians
+//   shutdown_1000_topics_ms  SIGTERM -> exit of that broker (every topic written to); the
+//                            restart then finds every acknowledged message (flushed_ok)
+// --only cold|functions|topics runs one phase. With --json the last stdout line is one JSON object. bench/README.md has the figures.
+import process from "node:process";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { MqClient } from "../../client/mod.ts";
+import { brokerDenoV8Flags, commandLine, median, round, runtimeInfo, say } from "../support.ts";
+
+const flags = commandLine();
+const json = flags.has("json");
+const runs = Math.round(flags.number("runs", 5));
+const topicCount = Math.round(flags.number("topics", 1000));
+const seconds = flags.number("seconds", 3);
+/** --only cold|functions|topics: run that phase alone (the others report NaN). */
+const only = flags.string("only", "");
+const CONNECTIONS = 64;
+const BODY = "m".repeat(1024);
+const KV_TOKEN = "startup-bench-token-0123456789";
+const runtime = runtimeInfo();
+// deno-lint-ignore no-explicit-any
+const isDeno = !!(globalThis as any).Deno;
+
+interface Child {
+  url: string;
+  pid: number;
+  spawnedAt: number;
+  listeningAt: number;
+  exited: Promise<number>;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+  /** It printed {"event":"stopped"}: a graceful exit (the close event's code is not
+   * reliable here: Deno's child_process reports a signal after kill()). */
+  stoppedCleanly(): boolean;
+}
+
+/** Spawns `script` on this runtime; resolves at the JSON line `ready` accepts. */
+function start(
+  script: string,
+  env: Record<string, string>,
+  ready: (v: Record<string, unknown>) => boolean = (v) => v.event === "listening",
+  args: string[] = [],
+): Promise<Child> {
+  // The KV host is a Deno tool (tools/kv_host) under either runtime.
+  const tool = script.startsWith("tools/");
+  const argv = tool || !isDeno ? ["run", ...(tool ? ["-A"] : []), script, ...args] : [
+    "run",
+    ...(script === "runtime/main.ts" ? [brokerDenoV8Flags()] : []),
+    "-A",
+    script,
+    ...args,
+  ];
+  const spawnedAt = performance.now();
+  const child = spawn(tool ? "deno" : process.execPath, argv, {
+    env: { ...process.env, PORT: "0", MQ_LOG_LEVEL: "error", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  // The exit code, or 128 + signal number as a shell reports a signalled exit.
+  const exited = new Promise<number>((r) =>
+    child.on("close", (code, signal) => r(code ?? 128 + (signal === "SIGTERM" ? 15 : 9)))
+  );
+  let stopped = false;
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => {
+      if (chunk.includes('"event":"stopped"')) stopped = true;
+      buf += chunk;
+      for (const line of buf.split("\n")) {
+        let v;
+        try {
+          v = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (!ready(v)) continue;
+        buf = "";
+        resolve({
+          url: String(v.url),
+          pid: child.pid!,
+          spawnedAt,
+          listeningAt: performance.now(),
+          exited,
+          stoppedCleanly: () => stopped,
+          stop: (signal = "SIGTERM") => {
+            child.kill(signal);
+            return exited;
+          },
+        });
+        return;
+      }
+    });
+    child.on("error", reject);
+    exited.then((code) => reject(new Error(`${script} exited early (${code})`)));
+  });
+}
+
+async function produce(url: string, topic: string): Promise<number> {
+  const res = await fetch(`${url}/v1/topics/${topic}/messages`, { method: "POST", body: BODY });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+const dirs: string[] = [];
+const newDir = (label: string) => {
+  const d = mkdtempSync(`${tmpdir()}/mq-bench-startup-${label}-`);
+  dirs.push(d);
+  return d;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Cold start to first 201 and idle RSS, `runs` times. */
+async function coldStarts() {
+  const cold: number[] = [];
+  const listening: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const b = await start("runtime/main.ts", { DATA_DIR: newDir("cold") });
+    const status = await produce(b.url, "first");
+    if (status !== 201) throw new Error(`first produce answered ${status}`);
+    cold.push(performance.now() - b.spawnedAt);
+    listening.push(b.listeningAt - b.spawnedAt);
+    await sleep(2000);
+    rss.push(rssMiB(b.pid));
+    await b.stop();
+    say(
+      `  run ${i + 1}: first 201 at ${cold.at(-1)!.toFixed(0)} ms, RSS ${
+        rss.at(-1)!.toFixed(1)
+      } MiB`,
+    );
+  }
+  return { cold: median(cold), listening: median(listening), rss: median(rss) };
+}
+
+/** The split-mode functions process: spawn -> first answered produce, `runs` times. */
+async function functionsColdStarts(): Promise<number> {
+  const kv = await start(
+    "tools/kv_host/main.ts",
+    {},
+    (v) => typeof v.url === "string",
+    ["--port", "0", "--token", KV_TOKEN],
+  );
+  const env = { MQ_KV: kv.url, DENO_KV_ACCESS_TOKEN: KV_TOKEN };
+  const broker = await start("runtime/main.ts", { ...env, DATA_DIR: newDir("split") });
+  try {
+    await produce(broker.url, "split");
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const f = await start("functions/main.ts", env);
+      let status = 0;
+      for (let tries = 0; tries < 100 && status !== 201; tries++) {
+        status = await produce(f.url, "split").catch(() => 0);
+      }
+      times.push(performance.now() - f.spawnedAt);
+      await f.stop();
+      say(`  functions run ${i + 1}: first answer (${status}) at ${times.at(-1)!.toFixed(0)} ms`);
+    }
+    return median(times);
+  } finally {
+    await broker.stop();
+    await kv.stop();
+  }
+}
+
+/** Produces/s autocannon (topics_load.mjs, Node.js) reaches over topics t0…t(n-1). */
+function produceRate(url: string, topics: number): Promise<number> {
+  const script = new URL("./topics_load.mjs", import.meta.url).pathname;
+  const child = spawn("node", [script, url, String(topics), String(CONNECTIONS), String(seconds)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (c: string) => out += c);
+    child.on("close", () => {
+      try {
+        const r = JSON.parse(out);
+        if (r.non2xx > 0 || r.errors > 0) {
+          reject(new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors`));
+        } else resolve(r.requests_per_s);
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
+async function manyTopics() {
+  const dataDir = newDir("topics");
+  let b = await start("runtime/main.ts", { DATA_DIR: dataDir });
+  const many = Array.from({ length: topicCount }, (_, i) => `t${i}`);
+  for (let i = 0; i < many.length; i += 50) {
+    const mq = new MqClient({ baseUrl: b.url });
+    await Promise.all(
+      many.slice(i, i + 50).map((t) => mq.upsertTopic(t, { readQueueNums: 8, writeQueueNums: 8 })),
+    );
+  }
+  await produceRate(b.url, topicCount); // warm-up: every topic's files exist
+  const one: number[] = [];
+  const all: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    one.push(await produceRate(b.url, 1));
+    all.push(await produceRate(b.url, topicCount));
+    say(
+      `  round ${round + 1}: 1 topic ${one.at(-1)!.toFixed(0)}/s, ${topicCount} topics ${
+        all.at(-1)!.toFixed(0)
+      }/s`,
+    );
+  }
+  // What every topic holds now, then SIGTERM and a restart: all of it must be there.
+  const counts = await allOffsets(b.url, many);
+  const stopAt = performance.now();
+  await b.stop();
+  const clean = b.stoppedCleanly();
+  const shutdownMs = performance.now() - stopAt;
+  b = await start("runtime/main.ts", { DATA_DIR: dataDir });
+  const after = await allOffsets(b.url, many);
+  await b.stop();
+  const flushed = counts.every((c, i) => after[i] >= c);
+  say(
+    `  shutdown: ${clean ? "clean" : "NOT CLEAN"} after ${
+      shutdownMs.toFixed(0)
+    } ms; restart finds every message: ${flushed}`,
+  );
+  return { one: median(one), all: median(all), shutdownMs, clean, flushed };
+}
+
+/** maxOffsets() of each topic, 16 topics at a time. */
+async function allOffsets(url: string, topics: string[]): Promise<number[]> {
+  const out = new Array<number>(topics.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < topics.length) {
+      const i = next++;
+      out[i] = await maxOffsets(url, topics[i]);
+    }
+  }));
+  return out;
+}
+
+/** Messages in `topic` (the sum of its queues' max offsets). */
+async function maxOffsets(url: string, topic: string): Promise<number> {
+  const mq = new MqClient({ baseUrl: url });
+  let sum = 0;
+  for (let q = 0; q < 8; q++) sum += (await mq.pull(topic, q, { offset: 0, max: 1 })).maxOffset;
+  return sum;
+}
+
+say(
+  `# startup_bench: runtime=${runtime.name} ${runtime.version} runs=${runs} topics=${topicCount} seconds=${seconds}`,
+);
+try {
+  const skip = (phase: string) => only !== "" && only !== phase;
+  say("[1] cold start and idle RSS…");
+  const c = skip("cold") ? { cold: NaN, listening: NaN, rss: NaN } : await coldStarts();
+  say("[2] split-mode functions cold start…");
+  const f = skip("functions") ? NaN : await functionsColdStarts();
+  say(`[3] ${topicCount} topics vs 1, and shutdown…`);
+  const t = skip("topics")
+    ? { one: NaN, all: NaN, shutdownMs: NaN, clean: false, flushed: false }
+    : await manyTopics();
+  const out = {
+    runtime: runtime.name,
+    runtime_version: runtime.version,
+    cold_start_ms: round(c.cold),
+    listening_ms: round(c.listening),
+    idle_rss_mib: round(c.rss),
+    functions_cold_start_ms: round(f),
+    produce_1_topic_per_s: round(t.one),
+    produce_many_topics_per_s: round(t.all),
+    topics: topicCount,
+    topics_1000_vs_1_ratio: round(t.all / t.one),
+    shutdown_1000_topics_ms: round(t.shutdownMs),
+    shutdown_clean: t.clean,
+    flushed_ok: t.flushed,
+  };
+  say("");
+  for (const [k, v] of Object.entries(out)) say(`  ${k.padEnd(28)} ${v}`);
+  if (json) process.stdout.write(JSON.stringify(out) + "\n");
+} finally {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
