@@ -23,3 +23,10 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debi
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) \
     >/dev/null 2>&1 || echo "install: chromium could not be installed; browser tests will skip"
 fi
+# h2load (nghttp2-client), the gRPC benches' load generator (bench/grpc/h2load.ts); without
+# it they fall back to slower Node.js generators and say so.
+if ! command -v h2load >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nghttp2-client) \
+    >/dev/null 2>&1 || echo "install: h2load could not be installed; gRPC benches use Node.js load"
+fi
