@@ -360,6 +360,26 @@ for (const runtime of RUNTIMES) {
               status: { code: number };
             };
             assert.equal(missing.status.code, 40402);
+            // QueryOffset by TIMESTAMP reads the core's time index: the epoch is the queue's
+            // start, an hour ahead its end.
+            const offsetAt = async (id: number, policy: number, seconds?: number) => {
+              const r = await rawCall(raw, "queryOffset", {
+                messageQueue: { topic: { name: "Orders" }, id },
+                queryOffsetPolicy: policy,
+                ...(seconds === undefined ? {} : { timestamp: { seconds, nanos: 0 } }),
+              }) as { status: { code: number }; offset: number };
+              assert.equal(r.status.code, 20000, JSON.stringify(r.status));
+              return Number(r.offset);
+            };
+            let checked = 0;
+            for (const id of [0, 1]) {
+              const [begin, end] = [await offsetAt(id, 0), await offsetAt(id, 1)];
+              if (end === begin) continue;
+              assert.equal(await offsetAt(id, 2, 0), begin);
+              assert.equal(await offsetAt(id, 2, Math.floor(Date.now() / 1000) + 3600), end);
+              checked++;
+            }
+            assert.ok(checked > 0, "an Orders queue holds messages");
           } finally {
             raw.close();
           }

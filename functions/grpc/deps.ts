@@ -1,5 +1,5 @@
 // What every RPC module of the gRPC front end is given (server.ts builds it).
-import type { BrokerClient } from "../../runtime/protocol/core_api.ts";
+import type { BrokerClient, RecordApi } from "../../runtime/protocol/core_api.ts";
 import type { ApiSource } from "../routes/route.ts";
 import type { GrpcAuth } from "./auth.ts";
 import type { Names } from "./resources.ts";
@@ -34,6 +34,9 @@ export interface GrpcDeps {
   /** The longest long poll (pullWaitMsMax). */
   pullWaitMsMax: number;
   transactions?: TransactionHook;
+  /** The in-process core's records (QueryOffset by timestamp); undefined in split mode or
+   * while the broker recovers. */
+  records?: () => Pick<RecordApi, "offsetByTime"> | undefined;
   nowMs: () => number;
   /** Largest message body (maxMessageSize), told to producers in their settings. */
   maxMessageSize: number;

@@ -13,7 +13,7 @@ import type { ApiKeyConfig } from "../../runtime/protocol/types.ts";
 import { apiSource } from "../routes/route.ts";
 import { GrpcAuth } from "./auth.ts";
 import type { Req, Res } from "./calls.ts";
-import type { Log, TransactionHook } from "./deps.ts";
+import type { GrpcDeps, Log, TransactionHook } from "./deps.ts";
 import { offsetHandlers } from "./offsets.ts";
 import { loadMessagingService } from "./proto.ts";
 import { receiveHandlers } from "./receive.ts";
@@ -36,6 +36,8 @@ export interface GrpcServerOptions {
   pullWaitMsMax: number;
   nowMs: () => number;
   transactions?: TransactionHook;
+  /** The in-process core's records, when the broker runs here (QueryOffset by timestamp). */
+  records?: GrpcDeps["records"];
   /** Put the GOAWAY shield (goaway_shield.ts) in front: for Deno, whose node:http2 server
    * aborts on a client's GOAWAY. */
   goawayShield?: boolean;
@@ -61,6 +63,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     storeHost: options.host,
     pullWaitMsMax: options.pullWaitMsMax,
     transactions: options.transactions,
+    records: options.records,
     nowMs: options.nowMs,
     maxMessageSize: options.maxMessageSize,
   };
