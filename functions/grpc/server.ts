@@ -70,6 +70,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
   const server = new grpc.Server({
     "grpc.max_receive_message_length": s.grpcRequestBytesMax,
     "grpc.max_send_message_length": -1,
+    // No channelz service is exposed: its per-call and per-connection trackers are cost only.
+    "grpc.enable_channelz": 0,
   });
   server.addService(loadMessagingService(), {
     ...routeHandlers(deps),
