@@ -34,7 +34,7 @@ import * as grpc from "@grpc/grpc-js";
 import { MqClient } from "../../client/mod.ts";
 import { loadMessagingService } from "../../functions/grpc/proto.ts";
 import { brokerDenoV8Flags, commandLine, median, round, runtimeInfo, say } from "../support.ts";
-import { grpcFrame, hasH2load, runH2load } from "./h2load.ts";
+import { cpuSecondsOf, grpcFrame, hasH2load, runH2load } from "./h2load.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -143,13 +143,16 @@ async function httpProduceRate(broker: Broker, bodyFile: string): Promise<Rate> 
     };
   }
   const cli = new URL("../../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
+  const cpu = cpuSecondsOf(broker.pid);
   const r = await nodeJson([
     cli,
     ...["-c", String(CONNECTIONS), "-d", String(seconds), "-m", "POST", "-i", bodyFile, "-j"],
     url,
   ]) as unknown as { requests: { average: number }; non2xx: number; errors: number };
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`autocannon: ${r.non2xx} non-2xx`);
-  return { perSecond: r.requests.average, serverCpuUs: NaN, clientCpuUs: NaN };
+  const calls = r.requests.average * seconds;
+  const serverCpuUs = (cpuSecondsOf(broker.pid) - cpu) * 1e6 / calls;
+  return { perSecond: r.requests.average, serverCpuUs, clientCpuUs: NaN };
 }
 
 const sendService = () => {
@@ -224,6 +227,7 @@ async function grpcProduceRate(broker: Broker): Promise<Rate> {
     };
   }
   const script = new URL("./h2_load.mjs", import.meta.url).pathname;
+  const cpu = cpuSecondsOf(broker.pid);
   const r = await nodeJson([
     script,
     broker.grpc,
@@ -234,7 +238,8 @@ async function grpcProduceRate(broker: Broker): Promise<Rate> {
     String(GRPC_CONNECTIONS),
   ]);
   if (r.errors > 0) throw new Error(`h2_load: ${r.errors} failed sends`);
-  return { perSecond: r.requests, serverCpuUs: NaN, clientCpuUs: NaN };
+  const serverCpuUs = (cpuSecondsOf(broker.pid) - cpu) * 1e6 / (r.requests * seconds);
+  return { perSecond: r.requests, serverCpuUs, clientCpuUs: NaN };
 }
 
 async function prefill(mq: MqClient, topic: string) {
