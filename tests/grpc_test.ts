@@ -73,7 +73,11 @@ for (const runtime of RUNTIMES) {
     name: `gRPC front end on ${runtime}: the official RocketMQ 5 Node client`,
     fn: async (t) => {
       await using b = await startBroker(runtime, {
-        env: { MQ_API_KEYS: JSON.stringify([ADMIN, READER]), MQ_PULL_WAIT_MS_MAX: "3000" },
+        env: {
+          MQ_API_KEYS: JSON.stringify([ADMIN, READER]),
+          MQ_PULL_WAIT_MS_MAX: "3000",
+          MQ_GRPC_AUTO_RENEW_MS: "1500",
+        },
         token: ADMIN.key,
       });
       assert.ok(b.grpc, "the listening line names the gRPC address");
@@ -83,11 +87,13 @@ for (const runtime of RUNTIMES) {
       await mq.upsertTopic("Fifo", { readQueueNums: 4, writeQueueNums: 4 });
       await mq.upsertTopic("Later", { readQueueNums: 1, writeQueueNums: 1 });
       await mq.upsertTopic("Poison", { readQueueNums: 1, writeQueueNums: 1 });
+      await mq.upsertTopic("Held", { readQueueNums: 1, writeQueueNums: 1 });
       await mq.upsertGroup("http-side", { consumeFromWhere: "FIRST_OFFSET" });
       await mq.upsertGroup("grpc-side", { consumeFromWhere: "FIRST_OFFSET" });
       await mq.upsertGroup("fifo-side", { consumeFromWhere: "FIRST_OFFSET" });
       await mq.upsertGroup("later-side", { consumeFromWhere: "FIRST_OFFSET" });
       await mq.upsertGroup("strict", { consumeFromWhere: "FIRST_OFFSET", retryMaxTimes: 1 });
+      await mq.upsertGroup("held-side", { consumeFromWhere: "FIRST_OFFSET" });
 
       const producer = producerOf(endpoints, ["Orders", "Fifo", "Later", "Poison"]);
       await producer.startup();
@@ -245,6 +251,36 @@ for (const runtime of RUNTIMES) {
           assert.equal(letter?.topic, "Poison");
         } finally {
           await consumer.shutdown();
+        }
+      });
+
+      await t.step("auto_renew receives stay leased until acked", async () => {
+        // The lease is 1.5 s here (MQ_GRPC_AUTO_RENEW_MS): unrenewed, the message would
+        // come back to another receive of the group after it.
+        const raw = connectRaw(endpoints, ADMIN);
+        try {
+          const { messageId } = await mq.produce("Held", { body: "keep me" });
+          const received = await rawCall(raw, "receiveMessage", {
+            group: { name: "held-side" },
+            messageQueue: { topic: { name: "Held" }, id: 0 },
+            filterExpression: { type: 1, expression: "*" },
+            batchSize: 1,
+            autoRenew: true,
+            longPollingTimeout: { seconds: 2 },
+          }) as { message?: { systemProperties: { receiptHandle: string; messageId: string } } }[];
+          const msg = received.find((r) => r.message)!.message!;
+          assert.equal(msg.systemProperties.messageId, messageId);
+          await new Promise((r) => setTimeout(r, 4000));
+          const again = await mq.receive("held-side", { topic: "Held", waitMs: 0 });
+          assert.deepEqual(again.map((m) => m.messageId), [], "still leased to the gRPC client");
+          const ack = await rawCall(raw, "ackMessage", {
+            group: { name: "held-side" },
+            topic: { name: "Held" },
+            entries: [{ messageId, receiptHandle: msg.systemProperties.receiptHandle }],
+          }) as { status: { code: number } };
+          assert.equal(ack.status.code, 20000);
+        } finally {
+          raw.close();
         }
       });
 

@@ -2,6 +2,7 @@
 import type { BrokerClient, RecordApi } from "../../runtime/protocol/core_api.ts";
 import type { ApiSource } from "../routes/route.ts";
 import type { GrpcAuth } from "./auth.ts";
+import type { AutoRenew } from "./renew.ts";
 import type { Names } from "./resources.ts";
 import type { ClientSessions } from "./sessions.ts";
 
@@ -34,6 +35,8 @@ export interface GrpcDeps {
   /** The longest long poll (pullWaitMsMax). */
   pullWaitMsMax: number;
   transactions?: TransactionHook;
+  /** Renews auto_renew receives (renew.ts). */
+  renewals?: AutoRenew;
   /** The in-process core's records (QueryOffset by timestamp); undefined in split mode or
    * while the broker recovers. */
   records?: () => Pick<RecordApi, "offsetByTime"> | undefined;

@@ -17,6 +17,7 @@ import type { GrpcDeps, Log, TransactionHook } from "./deps.ts";
 import { offsetHandlers } from "./offsets.ts";
 import { loadMessagingService } from "./proto.ts";
 import { receiveHandlers } from "./receive.ts";
+import { AutoRenew } from "./renew.ts";
 import { Names } from "./resources.ts";
 import { routeHandlers } from "./route.ts";
 import { sendHandlers } from "./send.ts";
@@ -53,8 +54,18 @@ export interface GrpcServer {
 export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcServer> {
   const s = options.settings;
   const open = new Set<grpc.ServerDuplexStream<Req, Res>>();
+  const api = apiSource(options.broker);
+  const renewals = new AutoRenew({
+    api,
+    log: options.log,
+    nowMs: options.nowMs,
+    leaseMs: s.grpcAutoRenewMs,
+    maxMs: s.grpcAutoRenewMaxMs,
+    heldMax: s.grpcAutoRenewHeldMax,
+  });
   const deps = {
-    api: apiSource(options.broker),
+    api,
+    renewals,
     auth: await GrpcAuth.create(options.apiKeys),
     names: new Names(),
     sessions: new ClientSessions(s.grpcClientsMax),
@@ -118,6 +129,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
         // Telemetry streams end first (their clients get an OK status); then calls in
         // flight get grpcShutdownMs; the shield's connections go last.
         for (const call of open) if (!call.writableEnded) call.end();
+        renewals.close();
         let finished = false;
         const done = () => {
           if (finished) return;
