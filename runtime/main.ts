@@ -156,6 +156,7 @@ async function main() {
       maxMessageSize: config.store.maxMessageSize,
       pullWaitMsMax: config.pullWaitMsMax,
       nowMs,
+      records: () => broker,
       goawayShield: platform.name === "deno",
     })
     : undefined;

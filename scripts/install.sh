@@ -39,3 +39,10 @@ if [ ! -x .tools/prometheus/usr/bin/promtool ] && [ "$(id -u)" = 0 ] && [ -f /et
     rm -rf "$tmp"
   ) || echo "install: promtool could not be unpacked; the metrics tests skip its check"
 fi
+# h2load (nghttp2-client), the gRPC benches' load generator (bench/grpc/h2load.ts); without
+# it they fall back to slower Node.js generators and say so.
+if ! command -v h2load >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nghttp2-client) \
+    >/dev/null 2>&1 || echo "install: h2load could not be installed; gRPC benches use Node.js load"
+fi
