@@ -33,7 +33,8 @@ import { tmpdir } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import { MqClient } from "../../client/mod.ts";
 import { loadMessagingService } from "../../functions/grpc/proto.ts";
-import { brokerDenoV8Flags, commandLine, median, round, runtimeInfo, say } from "../support.ts";
+import { commandLine, median, round, runtimeInfo, say } from "../support.ts";
+import { type ServerChild, startBroker } from "../broker_process.ts";
 import { cpuSecondsOf, grpcFrame, hasH2load, runH2load } from "./h2load.ts";
 
 const flags = commandLine();
@@ -51,53 +52,12 @@ const RECEIVE_LOOPS = 4;
 const RECEIVE_BATCH = 32;
 const PREFILL = 40_000;
 const rt = runtimeInfo();
-// deno-lint-ignore no-explicit-any
-const g = globalThis as any;
 
-interface Broker {
-  url: string;
-  grpc: string;
-  pid: number;
-  stop(): Promise<void>;
-}
+type Broker = ServerChild & { grpc: string };
 
-function startBroker(dataDir: string): Promise<Broker> {
-  const argv = g.Deno
-    ? ["run", brokerDenoV8Flags(), "-A", "runtime/main.ts"]
-    : ["run", "runtime/main.ts"];
-  const child = spawn(process.execPath, argv, {
-    env: {
-      ...process.env,
-      PORT: "0",
-      MQ_GRPC_PORT: "0",
-      DATA_DIR: dataDir,
-      MQ_LOG_LEVEL: "error",
-      MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (!line) return;
-      buf = "";
-      const { url, grpc, pid } = JSON.parse(line);
-      resolve({
-        url,
-        grpc,
-        pid,
-        stop: () =>
-          new Promise((done) => {
-            child.on("close", () => done());
-            child.kill("SIGTERM");
-          }),
-      });
-    });
-    child.on("error", reject);
-  });
+async function startGrpcBroker(dataDir: string): Promise<Broker> {
+  const broker = await startBroker(dataDir);
+  return { ...broker, grpc: String(broker.listening.grpc) };
 }
 
 /** Runs a Node.js load process and returns its JSON line. */
@@ -331,7 +291,7 @@ const bodyFile = `${dataDir}-body.bin`;
 const sendFile = `${dataDir}-send.bin`;
 writeFileSync(bodyFile, "x".repeat(BODY_BYTES));
 sendRequestFile(sendFile);
-const broker = await startBroker(dataDir);
+const broker = await startGrpcBroker(dataDir);
 try {
   const mq = new MqClient({ baseUrl: broker.url });
   await mq.upsertTopic("bench", { readQueueNums: 8, writeQueueNums: 8 });
