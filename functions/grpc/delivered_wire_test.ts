@@ -96,3 +96,13 @@ Deno.test("encodeDelivered() equals proto-loader's bytes for any message (proper
     { numRuns: 300 },
   );
 });
+
+Deno.test("ReceiveMessage and PullMessage responses already encoded pass the serializer as they are", () => {
+  const bytes = encodeDelivered(base, names, "", "h:1");
+  for (const name of ["receiveMessage", "pullMessage"]) {
+    const d = def(name);
+    assert.deepEqual(Buffer.from(d.responseSerialize(bytes)), bytes);
+    const back = d.responseDeserialize(bytes) as { message?: { body: Buffer } };
+    assert.equal(back.message?.body.toString(), base.body);
+  }
+});
