@@ -29,56 +29,78 @@ async function freePort(): Promise<number> {
 }
 
 export class EtcdProcess implements AsyncDisposable {
+  #run: ChildRun;
   constructor(
-    readonly run: ChildRun,
+    run: ChildRun,
     readonly dataDir: string,
-    /** etcd://127.0.0.1:port, the kvPath (MQ_KV) for brokers. */
-    readonly url: string,
-  ) {}
+    readonly ports: { client: number; peer: number },
+  ) {
+    this.#run = run;
+  }
+
+  /** etcd://127.0.0.1:port, the kvPath (MQ_KV) for brokers. */
+  get url(): string {
+    return `etcd://127.0.0.1:${this.ports.client}`;
+  }
 
   get pid(): number {
-    return this.run.child.pid!;
+    return this.#run.child.pid!;
+  }
+
+  /** SIGKILL; the data dir stays for restart(). */
+  async kill(): Promise<void> {
+    this.#run.child.kill("SIGKILL");
+    await this.#run.exited;
+  }
+
+  /** The same member again: same ports, same data. */
+  async restart(): Promise<void> {
+    await this.kill();
+    this.#run = spawnEtcd(this.dataDir, this.ports);
+    if (!await healthy(this.ports.client, this.#run)) {
+      throw new Error(`etcd did not restart:\n${this.#run.stderr.join("").slice(-2000)}`);
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    this.run.child.kill("SIGKILL");
-    await this.run.exited;
+    await this.kill();
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
 
+function spawnEtcd(dataDir: string, ports: { client: number; peer: number }): ChildRun {
+  const clientUrl = `http://127.0.0.1:${ports.client}`;
+  const peerUrl = `http://127.0.0.1:${ports.peer}`;
+  const child = spawn(etcdBinary()!, [
+    "--name=test",
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${clientUrl}`,
+    `--advertise-client-urls=${clientUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=test=${peerUrl}`,
+    "--log-level=warn",
+  ], { stdio: ["ignore", "pipe", "pipe"] });
+  return new ChildRun(child, "etcd");
+}
+
 /** Starts etcd and waits until it serves clients; retries once if a port was taken meanwhile. */
 export async function startEtcd(): Promise<EtcdProcess> {
-  const bin = etcdBinary();
-  if (bin === undefined) throw new Error(ETCD_SKIP_REASON);
+  if (etcdBinary() === undefined) throw new Error(ETCD_SKIP_REASON);
   for (let attempt = 1;; attempt++) {
-    const [client, peer] = [await freePort(), await freePort()];
+    const ports = { client: await freePort(), peer: await freePort() };
     const dataDir = tempDir("etcd");
-    const clientUrl = `http://127.0.0.1:${client}`;
-    const peerUrl = `http://127.0.0.1:${peer}`;
-    const child = spawn(bin, [
-      "--name=test",
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=${clientUrl}`,
-      `--advertise-client-urls=${clientUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=test=${peerUrl}`,
-      "--log-level=warn",
-    ], { stdio: ["ignore", "pipe", "pipe"] });
-    const proc = new EtcdProcess(
-      new ChildRun(child, "etcd"),
-      dataDir,
-      `etcd://127.0.0.1:${client}`,
-    );
-    if (await healthy(clientUrl, proc.run)) return proc;
-    const log = proc.run.stderr.join("").slice(-2000);
+    const run = spawnEtcd(dataDir, ports);
+    const proc = new EtcdProcess(run, dataDir, ports);
+    if (await healthy(ports.client, run)) return proc;
+    const log = run.stderr.join("").slice(-2000);
     await proc[Symbol.asyncDispose]();
     if (attempt === 2) throw new Error(`etcd did not start:\n${log}`);
   }
 }
 
-async function healthy(clientUrl: string, run: ChildRun): Promise<boolean> {
+async function healthy(clientPort: number, run: ChildRun): Promise<boolean> {
+  const clientUrl = `http://127.0.0.1:${clientPort}`;
   const deadline = performance.now() + 15_000;
   let exited = false;
   run.exited.then(() => exited = true);
