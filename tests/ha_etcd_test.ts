@@ -1,6 +1,7 @@
 // A replicated broker group coordinated through etcd v3 (MQ_KV=etcd://…), real processes
-// on Deno and on Bun: the lease record and the route entry live in etcd, SIGKILL of the
-// master hands the lease to the slave at epoch + 1, and produce works on it after.
+// on Deno and on Bun: the lease record and the route entry live in etcd, a functions process
+// finds the master through etcd's route table, SIGKILL of the master hands the lease to the
+// slave at epoch + 1, and produce through the functions works on it after.
 // Skips, saying why, when etcd is not installed.
 import assert from "node:assert/strict";
 import { openEtcdKv } from "../runtime/platform/etcd_port.ts";
@@ -9,6 +10,7 @@ import { readRoutes, type RouteEntry } from "../runtime/protocol/routes.ts";
 import { Cluster, tail } from "./harness/cluster.ts";
 import { ETCD_SKIP_REASON } from "./harness/etcd.ts";
 import { RUNTIMES } from "./harness/process.ts";
+import { startFunctions } from "./harness/broker.ts";
 
 const ENV = {
   MQ_LEASE_TTL_MS: "1500",
@@ -58,11 +60,14 @@ for (const runtime of RUNTIMES) {
         const slave = 1 - first;
         const held = await lease();
         assert.equal(held.owner, first, "the master holds the lease record in etcd");
-        const master = cluster.replicas[first].proc!;
         await until("the master's route in etcd", route, (r) => r?.epoch === held.epoch);
 
-        await master.client.upsertTopic(TOPIC, { readQueueNums: 1, writeQueueNums: 1 });
-        await master.client.produce(TOPIC, { body: "before", queueId: 0 });
+        await using functions = await startFunctions(runtime, {
+          kvUrl: cluster.kvUrl,
+          kvToken: "",
+        });
+        await functions.client.upsertTopic(TOPIC, { readQueueNums: 1, writeQueueNums: 1 });
+        await functions.client.produce(TOPIC, { body: "before", queueId: 0 });
         const masterOffset = (await cluster.status(first))!.maxOffset;
         await until(
           "the slave caught up",
