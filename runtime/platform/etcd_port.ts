@@ -28,24 +28,44 @@ import { packKey, unpackKey } from "./kv_key_codec.ts";
 /**
  * Each etcd call fails after this long (a gRPC deadline) rather than waiting for an etcd
  * that is gone; the lease keeper times its own calls out sooner (leaseStoreCallTimeoutMs).
+ * A setting of the coordination address itself, `etcd://…?callTimeoutMs=N` (100-600000), so
+ * every process that opens it (broker, replicas, functions) reads the same value.
  */
-export const ETCD_CALL_DEADLINE_MS = 5_000;
+export const ETCD_CALL_TIMEOUT_MS_DEFAULT = 5_000;
+
+export interface EtcdAddress {
+  /** http://host:port each, as the client takes them. */
+  hosts: string[];
+  callTimeoutMs: number;
+}
 
 export function isEtcdUrl(pathOrUrl: string): boolean {
   return /^etcd:\/\//i.test(pathOrUrl);
 }
 
-/** etcd://host:port[,host:port...] -> the client endpoints, http://host:port each. */
-export function etcdEndpoints(url: string): string[] {
-  const rest = url.replace(/^etcd:\/\//i, "").replace(/\/+$/, "");
+/** etcd://host:port[,host:port...][?callTimeoutMs=N] -> the client endpoints
+ * (http://host:port each) and the call deadline. */
+export function parseEtcdUrl(url: string): EtcdAddress {
+  const refuse = (why: string): never => {
+    throw new KvPortError(`Cannot open ${JSON.stringify(url)}: ${why}`);
+  };
+  const [rest0, query = ""] = url.replace(/^etcd:\/\//i, "").split("?", 2);
+  const rest = rest0.replace(/\/+$/, "");
   const hosts = rest.split(",").map((h) => h.trim());
   const valid = (h: string) => /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/i.test(h);
   if (!isEtcdUrl(url) || rest === "" || !hosts.every(valid)) {
-    throw new KvPortError(
-      `Cannot open ${JSON.stringify(url)}: expected etcd://host:port[,host:port...]`,
-    );
+    refuse("expected etcd://host:port[,host:port...][?callTimeoutMs=N]");
   }
-  return hosts.map((h) => `http://${h}`);
+  let callTimeoutMs = ETCD_CALL_TIMEOUT_MS_DEFAULT;
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (name !== "callTimeoutMs") refuse(`unknown parameter ${name} (known: callTimeoutMs)`);
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < 100 || n > 600_000) {
+      refuse("callTimeoutMs must be a whole number of ms, 100-600000");
+    }
+    callTimeoutMs = n;
+  }
+  return { hosts: hosts.map((h) => `http://${h}`), callTimeoutMs };
 }
 
 const toVersionstamp = (revision: string) => BigInt(revision).toString(16).padStart(20, "0");
@@ -60,12 +80,12 @@ const buf = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength)
 
 /** Connects lazily: a wrong address fails at the first call, not here. */
 export async function openEtcdKv(url: string): Promise<KvPort> {
-  const hosts = etcdEndpoints(url);
+  const { hosts, callTimeoutMs } = parseEtcdUrl(url);
   // Imported here, not at the top: only an etcd kvPath loads gRPC.
   const { Etcd3 } = await import("etcd3");
   const client: Etcd3 = new Etcd3({
     hosts,
-    defaultCallOptions: () => ({ deadline: Date.now() + ETCD_CALL_DEADLINE_MS }),
+    defaultCallOptions: () => ({ deadline: Date.now() + callTimeoutMs }),
   });
   const entry = (kv: { key: Buffer; value: Buffer; mod_revision: string }): KvEntry => ({
     key: unpackKey(bytes(kv.key)),

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { ETCD_SKIP_REASON, startEtcd } from "../../tests/harness/etcd.ts";
-import { etcdEndpoints, isEtcdUrl } from "./etcd_port.ts";
+import { ETCD_CALL_TIMEOUT_MS_DEFAULT, isEtcdUrl, parseEtcdUrl } from "./etcd_port.ts";
 import { KvKeyCodecError, packKey, unpackKey } from "./kv_key_codec.ts";
 import { type KvKey, KvPortError } from "./kv_port.ts";
 import { pickPlatform } from "./pick.ts";
@@ -67,13 +67,26 @@ Deno.test("packKey() round-trips every key part type and orders keys as Deno KV 
 Deno.test("etcd:// URLs: endpoints, and a clear refusal of anything else", () => {
   assert.ok(isEtcdUrl("etcd://10.0.0.1:2379"));
   assert.ok(!isEtcdUrl("http://10.0.0.1:2379"));
-  assert.deepEqual(etcdEndpoints("etcd://10.0.0.1:2379,etcd-2:2379,[::1]:2379"), [
-    "http://10.0.0.1:2379",
-    "http://etcd-2:2379",
-    "http://[::1]:2379",
-  ]);
-  for (const bad of ["etcd://", "etcd://host", "etcd://a:1,,b:2", "etcd://a:1/x"]) {
-    assert.throws(() => etcdEndpoints(bad), KvPortError, bad);
+  assert.deepEqual(parseEtcdUrl("etcd://10.0.0.1:2379,etcd-2:2379,[::1]:2379"), {
+    hosts: ["http://10.0.0.1:2379", "http://etcd-2:2379", "http://[::1]:2379"],
+    callTimeoutMs: ETCD_CALL_TIMEOUT_MS_DEFAULT,
+  });
+  assert.deepEqual(parseEtcdUrl("etcd://a:1?callTimeoutMs=1500"), {
+    hosts: ["http://a:1"],
+    callTimeoutMs: 1500,
+  });
+  for (
+    const bad of [
+      "etcd://",
+      "etcd://host",
+      "etcd://a:1,,b:2",
+      "etcd://a:1/x",
+      "etcd://a:1?callTimeoutMs=5",
+      "etcd://a:1?callTimeoutMs=1.5e3",
+      "etcd://a:1?timeout=100",
+    ]
+  ) {
+    assert.throws(() => parseEtcdUrl(bad), KvPortError, bad);
   }
 });
 
