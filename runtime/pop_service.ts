@@ -92,6 +92,11 @@ export class PopService {
   async #popOnce(req: ReceiveRequest, retry: string): Promise<PopMessage[]> {
     const group = this.deps.groupOf(req.group);
     if (group?.messageModel === "BROADCASTING") return this.#popBroadcast(req);
+    // The in-flight bound: a receive takes only the room left (receives running at once
+    // can each take it, so the bound is exceeded by at most one batch per such receive).
+    const room = this.deps.settings.popInflightMax - this.#checkpoints.inFlight;
+    if (room <= 0) return [];
+    if (room < req.max) req = { ...req, max: room };
     if (group?.orderly) return this.#orderly.pop(req, this.#rotation++);
     const { store } = this.deps;
     const sources = [...Array(req.readQueueNums).keys()].map((q) => ({ topic: req.topic, q }));
