@@ -13,15 +13,15 @@ import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
 import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
-import { type RemotingFront, startRemoting } from "../functions/remoting/mod.ts";
+import type { RemotingFront } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
-import { HaNode } from "./ha/node.ts";
+import type { HaNode } from "./ha/node.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { Readiness } from "./readiness.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
-import { type GrpcServer, startGrpcServer } from "../functions/grpc/server.ts";
+import type { GrpcServer } from "../functions/grpc/server.ts";
 
 /** A free TCP port on `host` (the replication port must be known before the lease names it). */
 async function freePort(platform: Platform, host: string): Promise<number> {
@@ -55,6 +55,13 @@ async function main() {
     }
     throw err;
   }
+  // Front ends and the HA node are loaded only when on, and start loading now, so their
+  // modules (gRPC's grpc-js, node:http2, node:zlib) load while the rest opens (cold start,
+  // bench/README.md "Cold start").
+  const grpcModule = config.grpcEnabled ? import("../functions/grpc/server.ts") : undefined;
+  const remotingModule = config.remotingEnable && config.haMode === "none"
+    ? import("../functions/remoting/mod.ts")
+    : undefined;
   const platform = await pickPlatform();
   const nowMs = platform.clock.wallMs;
   const log = jsonLogger({
@@ -138,8 +145,8 @@ async function main() {
     maxRequestBodyBytes: config.requestBodyBytesBackstop,
   }, http.fetch);
   // The RocketMQ 5 gRPC front end (docs/grpc.md) over the same broker.
-  const grpc: GrpcServer | undefined = config.grpcEnabled
-    ? await startGrpcServer({
+  const grpc: GrpcServer | undefined = grpcModule
+    ? await (await grpcModule).startGrpcServer({
       broker: resolver,
       apiKeys: config.apiKeys,
       settings: config,
@@ -166,6 +173,7 @@ async function main() {
   if (!broker) {
     kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
     const haPort = config.haPort || await freePort(platform, config.haHost);
+    const { HaNode } = await import("./ha/node.ts");
     node = new HaNode({
       ...deps,
       kv,
@@ -178,8 +186,8 @@ async function main() {
   // The RocketMQ remoting front end (NameServer and broker roles) over the same core; in a
   // replicated group it is not served yet (the core there changes with leadership).
   let remoting: RemotingFront | undefined;
-  if (broker && config.remotingEnable) {
-    remoting = await startRemoting({
+  if (broker && remotingModule) {
+    remoting = await (await remotingModule).startRemoting({
       core: broker,
       apiKeys: config.apiKeys,
       log,
