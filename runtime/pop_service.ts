@@ -31,7 +31,7 @@ import type { PopAdvance } from "./pop/pop_log.ts";
 import { popOffsetGroupOf, retryTopicOf } from "./pop/group_topics.ts";
 import { OrderlyPop } from "./pop/orderly.ts";
 import type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
-import { ReviveLoop } from "./pop/revive.ts";
+import { reviveLegacy, ReviveLoop } from "./pop/revive.ts";
 
 export type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
 
@@ -59,6 +59,11 @@ export class PopService {
 
   async close(): Promise<void> {
     await this.#revive.close();
+  }
+
+  /** A timer-wheel CK (written before the upgrade to in-memory checkpoints) has fired. */
+  reviveLegacy(body: Uint8Array): Promise<unknown> {
+    return reviveLegacy(this.deps, body);
   }
 
   /** Messages received and not settled yet. */
