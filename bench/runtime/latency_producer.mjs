@@ -35,7 +35,7 @@ const request = Buffer.concat([
   Buffer.alloc(bodyBytes, 97),
 ]);
 
-let sent = 0, ok = 0, failed = 0, late = 0, stopping = false;
+let sent = 0, ok = 0, failed = 0, late = 0, stopping = false, live = connections;
 const idle = [];
 /** Due times (ms) of produces waiting for a connection, oldest first. */
 const backlog = [];
@@ -49,8 +49,10 @@ function connect() {
     const conn = {
       socket,
       dueAt: 0,
+      busy: false,
       send(dueAt) {
         sent++;
+        conn.busy = true;
         conn.dueAt = dueAt;
         socket.write(request);
       },
@@ -59,8 +61,9 @@ function connect() {
     socket.on("error", reject);
     onResponses(socket, (status) => {
       const now = performance.now();
+      conn.busy = false;
       if (status >= 200 && status < 300) ok++;
-      else failed++;
+      else if (++failed <= 3) process.stderr.write(`latency_producer: answered ${status}\n`);
       if (conn.dueAt - start >= warmupMs) latencies.push(now - conn.dueAt);
       if (backlog.length > 0) conn.send(backlog.shift());
       else idle.push(conn);
@@ -68,8 +71,16 @@ function connect() {
       process.stderr.write(`latency_producer: ${err.message}\n`);
       failed++;
     });
+    // An idle connection the server closes (its idle timeout) is dropped; one closed with
+    // a produce in flight is a failure.
     socket.on("close", () => {
-      if (!stopping) failed++;
+      if (stopping) return;
+      live--;
+      const i = idle.indexOf(conn);
+      if (i >= 0) idle.splice(i, 1);
+      if (!conn.busy) return;
+      failed++;
+      process.stderr.write("latency_producer: the broker closed a connection in use\n");
     });
   });
 }
@@ -93,7 +104,7 @@ await new Promise((resolve) => {
         }
       }
       setTimeout(tick, 1);
-    } else if (backlog.length === 0 && idle.length === connections) resolve();
+    } else if (backlog.length === 0 && idle.length === live) resolve();
     else setTimeout(tick, 1);
   };
   tick();
