@@ -35,7 +35,7 @@ import { TrafficCounters } from "./core/traffic.ts";
 import { RecordsApi } from "./core/records_api.ts";
 import { QstashDeadLetters } from "./core/qstash_dlq.ts";
 import { qstashApi } from "./core/qstash_api.ts";
-import { LOOPBACK } from "./core/store_host.ts";
+import { storeHostOf } from "./core/store_host.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
@@ -128,7 +128,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
         state: parts.qstashState,
         files: deps.files,
         dataDir: config.dataDir,
-        storeHost: { ...LOOPBACK, port: config.port },
+        storeHost: storeHostOf(config),
         listDlq: (g, o) => dlq.listDlq(g, o),
         pageMax: config.pullMsgNumsMax,
       }),
@@ -158,7 +158,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       store,
       topics,
       groups,
-      storeHost: { ...LOOPBACK, port: config.port },
+      storeHost: storeHostOf(config),
       queryMessageNumsMax: config.queryMessageNumsMax,
     });
     const api: BrokerClient & RecordApi = {
@@ -186,7 +186,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
             store,
             checkpointOf: (group, handle) => parts.pop.checkpointOf(group, handle),
             groups,
-            storeHost: { ...LOOPBACK, port: config.port },
+            storeHost: storeHostOf(config),
             ack: (group, handle) => pop.ack(group, handle),
           },
           g,
@@ -278,6 +278,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       deliveries: this.#parts.webhooks.log,
       diskUsedRatio: this.#deps.diskUsedRatio,
       pop: this.#pop,
+      popInFlight: () => this.#parts.pop.inFlight,
     });
     return this.#observability.metrics() + more.join("\n") + "\n";
   }

@@ -17,6 +17,8 @@ import type { RemotingFront } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
 import type { HaNode } from "./ha/node.ts";
+import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
+import { storeHostOf } from "./core/store_host.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { Readiness } from "./readiness.ts";
 import type { KvPort } from "./platform/kv_port.ts";
@@ -59,10 +61,13 @@ async function main() {
   // modules (gRPC's grpc-js, node:http2, node:zlib) load while the rest opens (cold start,
   // bench/README.md "Cold start").
   const grpcModule = config.grpcEnabled ? import("../functions/grpc/server.ts") : undefined;
-  const remotingModule = config.remotingEnable && config.haMode === "none"
-    ? import("../functions/remoting/mod.ts")
-    : undefined;
+  const remotingModule = config.remotingEnable ? import("../functions/remoting/mod.ts") : undefined;
   const platform = await pickPlatform();
+  if (config.remotingEnable && config.remotingPort === 0) {
+    // Records name the remoting port as their store host (offset message ids): pick it now,
+    // before the store opens, as the replication port is picked.
+    config = { ...config, remotingPort: await freePort(platform, config.host) };
+  }
   const nowMs = platform.clock.wallMs;
   const log = jsonLogger({
     level: config.logLevel,
@@ -156,6 +161,7 @@ async function main() {
       maxMessageSize: config.store.maxMessageSize,
       pullWaitMsMax: config.pullWaitMsMax,
       nowMs,
+      records: () => broker,
       goawayShield: platform.name === "deno",
     })
     : undefined;
@@ -169,7 +175,61 @@ async function main() {
     );
     broker = await Broker.open({ ...deps, onRecoveryProgress: (p) => readiness.progress(p) });
   }
+  // The RocketMQ remoting front end (NameServer and broker roles) over the same core. In a
+  // replicated group it runs on every replica before the node starts (the lease carries
+  // its address): calls go to this replica's Broker while it is master (runtime/remoting_ha.ts).
+  let remoting: RemotingFront | undefined;
   let kv: KvPort | undefined;
+  /** A lone broker's NameServer reads other groups from the KV route table (opened lazily). */
+  let routeKv: Promise<KvPort> | undefined;
+  if (remotingModule) {
+    remoting = await (await remotingModule).startRemoting({
+      core: broker ?? leaderCore(() => started().client() as Broker),
+      routes: broker
+        ? (self) =>
+          loneRoutes({
+            kv: () =>
+              routeKv ??= platform.openKv(config.kvPath, { accessToken: config.kvAccessToken }),
+            cluster: config.brokerClusterName,
+            brokerName: config.brokerName,
+            routeExpiryMs: config.routeExpiryMs,
+            nowMs,
+          }, self)
+        : (self) =>
+          haRoutes({
+            node: () => node,
+            kv: () => kv,
+            cluster: config.brokerClusterName,
+            brokerName: config.brokerName,
+            routeExpiryMs: config.routeExpiryMs,
+            nowMs,
+          }, self),
+      apiKeys: config.apiKeys,
+      log,
+      listen: (o, onSocket) => platform.listenTcpConnections(o, onSocket),
+      host: config.host,
+      advertisedHost: config.remotingAdvertisedHost,
+      namesrvPort: config.namesrvPort,
+      remotingPort: config.remotingPort,
+      brokerName: config.brokerName,
+      clusterName: config.brokerClusterName,
+      storeHost: storeHostOf(config),
+      autoCreateTopics: config.autoCreateTopicEnable,
+      autoCreateGroups: config.autoCreateSubscriptionGroup,
+      defaultTopicQueueNums: config.defaultTopicQueueNums,
+      frameBytesMax: config.remotingFrameBytesMax,
+      idleTimeoutMs: config.remotingIdleTimeoutMs,
+      connectionsMax: config.remotingConnectionsMax,
+      inFlightMax: config.remotingInFlightMax,
+      popHandlesMax: config.remotingPopHandlesMax,
+    }).catch(async (err) => {
+      // A taken port: say which setting to change, and close the store cleanly.
+      process.stderr.write(`${(err as Error).message}\n`);
+      await Promise.all([server.close(), grpc?.close()]);
+      await broker?.close();
+      process.exit(2);
+    });
+  }
   if (!broker) {
     kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
     const haPort = config.haPort || await freePort(platform, config.haHost);
@@ -180,39 +240,9 @@ async function main() {
       openKv: platform.openKv,
       httpAddress: address,
       haAddress: { host: config.haAdvertisedHost, port: haPort },
+      remotingAddress: remoting?.brokerAddress,
     });
     await node.start();
-  }
-  // The RocketMQ remoting front end (NameServer and broker roles) over the same core; in a
-  // replicated group it is not served yet (the core there changes with leadership).
-  let remoting: RemotingFront | undefined;
-  if (broker && remotingModule) {
-    remoting = await (await remotingModule).startRemoting({
-      core: broker,
-      apiKeys: config.apiKeys,
-      log,
-      listen: (o, onSocket) => platform.listenTcpConnections(o, onSocket),
-      host: config.host,
-      advertisedHost: config.remotingAdvertisedHost,
-      namesrvPort: config.namesrvPort,
-      remotingPort: config.remotingPort,
-      brokerName: config.brokerName,
-      clusterName: config.brokerClusterName,
-      storeHost: { ip: new Uint8Array([127, 0, 0, 1]), port: config.port },
-      autoCreateTopics: config.autoCreateTopicEnable,
-      autoCreateGroups: config.autoCreateSubscriptionGroup,
-      defaultTopicQueueNums: config.defaultTopicQueueNums,
-      frameBytesMax: config.remotingFrameBytesMax,
-      idleTimeoutMs: config.remotingIdleTimeoutMs,
-      connectionsMax: config.remotingConnectionsMax,
-      inFlightMax: config.remotingInFlightMax,
-    }).catch(async (err) => {
-      // A taken port: say which setting to change, and close the store cleanly.
-      process.stderr.write(`${(err as Error).message}\n`);
-      await server.close();
-      await broker?.close();
-      process.exit(2);
-    });
   }
   const routes = broker
     ? await startRouteRegistration({
@@ -258,6 +288,7 @@ async function main() {
     node?.drain();
     await Promise.all([server.close(), grpc?.close()]);
     await remoting?.close();
+    await routeKv?.then((k) => k.close(), () => {});
     await routes?.stop();
     await broker?.close();
     if (node) {

@@ -23,3 +23,26 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debi
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) \
     >/dev/null 2>&1 || echo "install: chromium could not be installed; browser tests will skip"
 fi
+# Prometheus's promtool for the metrics tests: unpacked from Debian's `prometheus` package into
+# .tools/prometheus/ (never installed as a service), root on Debian only.
+if [ ! -x .tools/prometheus/usr/bin/promtool ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  (
+    set -e
+    tmp=$(mktemp -d)
+    cd "$tmp"
+    apt-get download prometheus >/dev/null 2>&1 \
+      || (apt-get update -qq && apt-get download prometheus >/dev/null 2>&1)
+    dpkg-deb -x prometheus_*.deb unpacked
+    mkdir -p "$OLDPWD/.tools/prometheus/usr/bin"
+    cp unpacked/usr/bin/promtool "$OLDPWD/.tools/prometheus/usr/bin/"
+    rm -rf "$tmp"
+  ) || echo "install: promtool could not be unpacked; the metrics tests skip its check"
+fi
+# h2load (nghttp2-client), the gRPC benches' load generator (bench/grpc/h2load.ts); without
+# it they fall back to slower Node.js generators and say so.
+if ! command -v h2load >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nghttp2-client) \
+    >/dev/null 2>&1 || echo "install: h2load could not be installed; gRPC benches use Node.js load"
+fi

@@ -73,7 +73,11 @@ for (const runtime of RUNTIMES) {
     name: `gRPC front end on ${runtime}: the official RocketMQ 5 Node client`,
     fn: async (t) => {
       await using b = await startBroker(runtime, {
-        env: { MQ_API_KEYS: JSON.stringify([ADMIN, READER]), MQ_PULL_WAIT_MS_MAX: "3000" },
+        env: {
+          MQ_API_KEYS: JSON.stringify([ADMIN, READER]),
+          MQ_PULL_WAIT_MS_MAX: "3000",
+          MQ_GRPC_AUTO_RENEW_MS: "1500",
+        },
         token: ADMIN.key,
       });
       assert.ok(b.grpc, "the listening line names the gRPC address");
@@ -83,11 +87,13 @@ for (const runtime of RUNTIMES) {
       await mq.upsertTopic("Fifo", { readQueueNums: 4, writeQueueNums: 4 });
       await mq.upsertTopic("Later", { readQueueNums: 1, writeQueueNums: 1 });
       await mq.upsertTopic("Poison", { readQueueNums: 1, writeQueueNums: 1 });
+      await mq.upsertTopic("Held", { readQueueNums: 1, writeQueueNums: 1 });
       await mq.upsertGroup("http-side", { consumeFromWhere: "FIRST_OFFSET" });
       await mq.upsertGroup("grpc-side", { consumeFromWhere: "FIRST_OFFSET" });
       await mq.upsertGroup("fifo-side", { consumeFromWhere: "FIRST_OFFSET" });
       await mq.upsertGroup("later-side", { consumeFromWhere: "FIRST_OFFSET" });
       await mq.upsertGroup("strict", { consumeFromWhere: "FIRST_OFFSET", retryMaxTimes: 1 });
+      await mq.upsertGroup("held-side", { consumeFromWhere: "FIRST_OFFSET" });
 
       const producer = producerOf(endpoints, ["Orders", "Fifo", "Later", "Poison"]);
       await producer.startup();
@@ -248,6 +254,36 @@ for (const runtime of RUNTIMES) {
         }
       });
 
+      await t.step("auto_renew receives stay leased until acked", async () => {
+        // The lease is 1.5 s here (MQ_GRPC_AUTO_RENEW_MS): unrenewed, the message would
+        // come back to another receive of the group after it.
+        const raw = connectRaw(endpoints, ADMIN);
+        try {
+          const { messageId } = await mq.produce("Held", { body: "keep me" });
+          const received = await rawCall(raw, "receiveMessage", {
+            group: { name: "held-side" },
+            messageQueue: { topic: { name: "Held" }, id: 0 },
+            filterExpression: { type: 1, expression: "*" },
+            batchSize: 1,
+            autoRenew: true,
+            longPollingTimeout: { seconds: 2 },
+          }) as { message?: { systemProperties: { receiptHandle: string; messageId: string } } }[];
+          const msg = received.find((r) => r.message)!.message!;
+          assert.equal(msg.systemProperties.messageId, messageId);
+          await new Promise((r) => setTimeout(r, 4000));
+          const again = await mq.receive("held-side", { topic: "Held", waitMs: 0 });
+          assert.deepEqual(again.map((m) => m.messageId), [], "still leased to the gRPC client");
+          const ack = await rawCall(raw, "ackMessage", {
+            group: { name: "held-side" },
+            topic: { name: "Held" },
+            entries: [{ messageId, receiptHandle: msg.systemProperties.receiptHandle }],
+          }) as { status: { code: number } };
+          assert.equal(ack.status.code, 20000);
+        } finally {
+          raw.close();
+        }
+      });
+
       await t.step(
         "ForwardMessageToDeadLetterQueue buries at once; EndTransaction says why not",
         async () => {
@@ -361,6 +397,26 @@ for (const runtime of RUNTIMES) {
               status: { code: number };
             };
             assert.equal(missing.status.code, 40402);
+            // QueryOffset by TIMESTAMP reads the core's time index: the epoch is the queue's
+            // start, an hour ahead its end.
+            const offsetAt = async (id: number, policy: number, seconds?: number) => {
+              const r = await rawCall(raw, "queryOffset", {
+                messageQueue: { topic: { name: "Orders" }, id },
+                queryOffsetPolicy: policy,
+                ...(seconds === undefined ? {} : { timestamp: { seconds, nanos: 0 } }),
+              }) as { status: { code: number }; offset: number };
+              assert.equal(r.status.code, 20000, JSON.stringify(r.status));
+              return Number(r.offset);
+            };
+            let checked = 0;
+            for (const id of [0, 1]) {
+              const [begin, end] = [await offsetAt(id, 0), await offsetAt(id, 1)];
+              if (end === begin) continue;
+              assert.equal(await offsetAt(id, 2, 0), begin);
+              assert.equal(await offsetAt(id, 2, Math.floor(Date.now() / 1000) + 3600), end);
+              checked++;
+            }
+            assert.ok(checked > 0, "an Orders queue holds messages");
           } finally {
             raw.close();
           }

@@ -1,17 +1,21 @@
 // /metrics on a real broker (Deno and Bun) and on split-mode functions: the exposition is
-// parsed strictly (tests/support/prom_parse.ts), every family has HELP and TYPE, and the
-// produce/consume counters, lag and HTTP histogram move with traffic.
+// parsed strictly (tests/support/prom_parse.ts) and by Prometheus's own `promtool check
+// metrics` (tests/support/promtool.ts), every family has HELP and TYPE, and the
+// produce/consume counters, lag, POP in flight and HTTP histogram move with traffic.
 import assert from "node:assert/strict";
 import { RUNTIMES, startChild } from "./harness/process.ts";
 import { startBroker, startFunctions } from "./harness/broker.ts";
 import { Cluster } from "./harness/cluster.ts";
 import { parseExposition, sampleValue } from "./support/prom_parse.ts";
+import { promtoolProblems } from "./support/promtool.ts";
 
 async function scrape(url: string) {
   const res = await fetch(`${url}/metrics`);
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type") ?? "", /text\/plain/);
-  return parseExposition(await res.text());
+  const text = await res.text();
+  assert.equal(promtoolProblems(text), undefined);
+  return parseExposition(text);
 }
 
 for (const runtime of RUNTIMES) {
@@ -59,6 +63,18 @@ for (const runtime of RUNTIMES) {
       if (flushed === 0) await new Promise((r) => setTimeout(r, 100));
     }
     assert.ok(flushed > 0, "no flush counted");
+    // POP in flight: one received and not acked, then none.
+    const popped = await mq.receive("meter-group", {
+      topic: "Metered",
+      max: 1,
+      invisibleMs: 60_000,
+    });
+    assert.equal(popped.length, 1);
+    const inFlight = async () =>
+      sampleValue(await scrape(broker.url), "mq_pop_inflight_messages") ?? -1;
+    assert.equal(await inFlight(), 1);
+    await mq.ack("meter-group", popped[0].receiptHandle);
+    assert.equal(await inFlight(), 0);
     assert.ok(
       sampleValue(after, "mq_commitlog_max_offset")! >
         sampleValue(before, "mq_commitlog_max_offset")!,

@@ -163,9 +163,18 @@ for (const runtime of RUNTIMES) {
               sysFlag: 4, // subscription, no suspend
               subscription,
             });
+          const consumed = async () => {
+            const text = await (await fetch(`${broker.url}/metrics`)).text();
+            const line = text.split("\n").find((l) =>
+              l.startsWith('mq_messages_consumed_total{topic="Orders"}')
+            );
+            return line ? Number(line.split(" ").pop()) : 0;
+          };
+          const consumedBefore = await consumed();
           const all = await pull("*");
           assert.equal(all.code, ResponseCode.SUCCESS);
           assert.ok(new TextDecoder().decode(all.body).includes("b1"));
+          assert.ok(await consumed() > consumedBefore, "a remoting pull counts as consumed");
           const onlyA = await pull("TagA");
           assert.ok(!new TextDecoder().decode(onlyA.body ?? new Uint8Array()).includes("b1"));
         } finally {

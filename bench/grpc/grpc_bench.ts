@@ -4,84 +4,60 @@
 // It starts the broker (ASYNC_FLUSH, fresh temp folder, HTTP and gRPC on free ports) on
 // the runtime it runs on. Figures:
 //   grpc_vs_http_produce_ratio   single 1 KiB sends/s over gRPC (SendMessage, one message
-//                                per call as the official clients send: h2_load.mjs, Node.js
-//                                bare node:http2, 64 calls in flight over --grpc-connections
-//                                (64) connections)
-//                                over HTTP produces/s (autocannon, Node.js, 64 connections):
-//                                the median of --rounds (3) alternating runs of --seconds
+//                                per call as the official clients send) over HTTP
+//                                produces/s: the median of --rounds (3) alternating runs
+//                                of --seconds. Load generator: h2load (bench/grpc/h2load.ts)
+//                                for both, 64 calls in flight: gRPC as --grpc-connections
+//                                (4) h2c connections x --grpc-streams (16) streams, as
+//                                clients multiplex; HTTP/1.1 over 64 connections. Without
+//                                h2load (or with --node-load) it says so and falls back to
+//                                the Node.js generators (h2_load.mjs, 64 calls over 64
+//                                connections, and autocannon), whose client CPU per gRPC
+//                                call is 10-20x h2load's and competes with the broker.
+//   *_server_cpu_us_per_call     the broker process's CPU (Linux /proc) per call, and
+//   *_client_cpu_us_per_call     h2load's: on a shared machine the CPU per call compares
+//                                better than the rates; grpc_vs_http_cpu_ratio is HTTP's
+//                                server CPU per produce over gRPC's per send
 //   grpc_receive_ack_msgs_per_s  ReceiveMessage (batch 32) + AckMessage (one entry per
 //                                message, as SimpleConsumer acks) from 4 loops in this
 //                                process, over a queue filled beforehand
 //   http_pop_receive_ack_msgs_per_s  the same over HTTP POP: receive (max 32) + ack batch
-// The load generators share the 2 cores with the broker; the ratios hold on a noisy machine
-// better than the absolute figures (bench/README.md).
+// bench/grpc/h2_floor.ts measures the runtime's own node:http2 floor. The load generators
+// share the 2 cores with the broker; the ratios hold on a noisy machine better than the
+// absolute figures (bench/README.md).
 import process from "node:process";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Buffer } from "node:buffer";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import { MqClient } from "../../client/mod.ts";
 import { loadMessagingService } from "../../functions/grpc/proto.ts";
-import { brokerDenoV8Flags, commandLine, median, runtimeInfo, say } from "../support.ts";
+import { commandLine, median, round, runtimeInfo, say } from "../support.ts";
+import { type ServerChild, startBroker } from "../broker_process.ts";
+import { cpuSecondsOf, grpcFrame, hasH2load, runH2load } from "./h2load.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
 const seconds = flags.number("seconds", 5);
 const rounds = flags.number("rounds", 3);
 const CONNECTIONS = 64;
-/** --grpc-connections N: HTTP/2 connections the 64 gRPC calls in flight share (default 64,
- * one call each, as autocannon's 64 connections; real clients use one per endpoint). */
-const GRPC_CONNECTIONS = flags.number("grpc-connections", 64);
+const H2LOAD = !flags.has("node-load") && hasH2load();
+/** --grpc-connections N x --grpc-streams M: the gRPC calls in flight (h2load; real clients
+ * multiplex over one connection per endpoint). The Node.js fallback: 64 over 64. */
+const GRPC_CONNECTIONS = flags.number("grpc-connections", H2LOAD ? 4 : CONNECTIONS);
+const GRPC_STREAMS = flags.number("grpc-streams", H2LOAD ? 16 : 1);
 const BODY_BYTES = 1024;
 const RECEIVE_LOOPS = 4;
 const RECEIVE_BATCH = 32;
 const PREFILL = 40_000;
 const rt = runtimeInfo();
-// deno-lint-ignore no-explicit-any
-const g = globalThis as any;
 
-interface Broker {
-  url: string;
-  grpc: string;
-  stop(): Promise<void>;
-}
+type Broker = ServerChild & { grpc: string };
 
-function startBroker(dataDir: string): Promise<Broker> {
-  const argv = g.Deno
-    ? ["run", brokerDenoV8Flags(), "-A", "runtime/main.ts"]
-    : ["run", "runtime/main.ts"];
-  const child = spawn(process.execPath, argv, {
-    env: {
-      ...process.env,
-      PORT: "0",
-      MQ_GRPC_PORT: "0",
-      DATA_DIR: dataDir,
-      MQ_LOG_LEVEL: "error",
-      MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (!line) return;
-      buf = "";
-      const { url, grpc } = JSON.parse(line);
-      resolve({
-        url,
-        grpc,
-        stop: () =>
-          new Promise((done) => {
-            child.on("close", () => done());
-            child.kill("SIGTERM");
-          }),
-      });
-    });
-    child.on("error", reject);
-  });
+async function startGrpcBroker(dataDir: string): Promise<Broker> {
+  const broker = await startBroker(dataDir);
+  return { ...broker, grpc: String(broker.listening.grpc) };
 }
 
 /** Runs a Node.js load process and returns its JSON line. */
@@ -101,22 +77,120 @@ function nodeJson(args: string[]): Promise<{ requests: number; errors: number; n
   });
 }
 
-async function httpProduceRate(url: string, bodyFile: string): Promise<number> {
+interface Rate {
+  perSecond: number;
+  serverCpuUs: number;
+  clientCpuUs: number;
+}
+
+async function httpProduceRate(broker: Broker, bodyFile: string): Promise<Rate> {
+  const url = `${broker.url}/v1/topics/bench/messages`;
+  if (H2LOAD) {
+    const r = await runH2load({
+      url,
+      seconds,
+      connections: CONNECTIONS,
+      streams: 1,
+      dataFile: bodyFile,
+      h1: true,
+      serverPid: broker.pid,
+    });
+    if (r.failed > 0) throw new Error(`h2load: ${r.failed} failed produces`);
+    return {
+      perSecond: r.perSecond,
+      serverCpuUs: r.serverCpuUsPerCall,
+      clientCpuUs: r.clientCpuUsPerCall,
+    };
+  }
   const cli = new URL("../../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
+  const cpu = cpuSecondsOf(broker.pid);
   const r = await nodeJson([
     cli,
     ...["-c", String(CONNECTIONS), "-d", String(seconds), "-m", "POST", "-i", bodyFile, "-j"],
-    `${url}/v1/topics/bench/messages`,
+    url,
   ]) as unknown as { requests: { average: number }; non2xx: number; errors: number };
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`autocannon: ${r.non2xx} non-2xx`);
-  return r.requests.average;
+  const calls = r.requests.average * seconds;
+  const serverCpuUs = (cpuSecondsOf(broker.pid) - cpu) * 1e6 / calls;
+  return { perSecond: r.requests.average, serverCpuUs, clientCpuUs: NaN };
 }
 
-async function grpcProduceRate(address: string): Promise<number> {
+const sendService = () => {
+  const service = loadMessagingService();
+  return Object.values(service).find((d) => d.originalName === "sendMessage")!;
+};
+
+/** The SendMessage request h2load repeats: one 1 KiB message to topic bench. (Every copy
+ * carries the same message id: the broker stores each, as it does a client's retries.) */
+function sendRequestFile(path: string): void {
+  const request = {
+    messages: [{
+      topic: { name: "bench" },
+      systemProperties: {
+        messageId: "01" + "0".repeat(32),
+        messageType: 1,
+        bodyEncoding: 1,
+        bornHost: "bench",
+      },
+      body: new Uint8Array(BODY_BYTES).fill(120),
+    }],
+  };
+  writeFileSync(path, grpcFrame(sendService().requestSerialize(request)));
+}
+
+/** h2load counts HTTP statuses only: one call first checks that this request gets Code OK. */
+function checkSend(address: string): Promise<void> {
+  const send = sendService();
+  const client = new grpc.Client(address, grpc.credentials.createInsecure());
+  const md = new grpc.Metadata();
+  md.set("x-mq-client-id", `bench@${process.pid}`);
+  const request = send.requestDeserialize(
+    Buffer.from(readFileSync(sendFile)).subarray(5),
+  );
+  return new Promise<void>((resolve, reject) =>
+    client.makeUnaryRequest(
+      send.path,
+      send.requestSerialize,
+      send.responseDeserialize,
+      request,
+      md,
+      (err, res?: { status: { code: number } }) => {
+        client.close();
+        err || res?.status.code !== 20000
+          ? reject(err ?? new Error(`SendMessage: ${JSON.stringify(res?.status)}`))
+          : resolve();
+      },
+    )
+  );
+}
+
+async function grpcProduceRate(broker: Broker): Promise<Rate> {
+  if (H2LOAD) {
+    const r = await runH2load({
+      url: `http://${broker.grpc}${sendService().path}`,
+      seconds,
+      connections: GRPC_CONNECTIONS,
+      streams: GRPC_STREAMS,
+      dataFile: sendFile,
+      headers: {
+        "content-type": "application/grpc",
+        te: "trailers",
+        "x-mq-client-id": `bench@${process.pid}`,
+      },
+      serverPid: broker.pid,
+    });
+    if (r.failed > 0) throw new Error(`h2load: ${r.failed} failed sends`);
+    return {
+      perSecond: r.perSecond,
+      serverCpuUs: r.serverCpuUsPerCall,
+      clientCpuUs: r.clientCpuUsPerCall,
+    };
+  }
   const script = new URL("./h2_load.mjs", import.meta.url).pathname;
+  const cpu = cpuSecondsOf(broker.pid);
   const r = await nodeJson([
     script,
-    address,
+    broker.grpc,
     "bench",
     String(CONNECTIONS),
     String(seconds),
@@ -124,7 +198,8 @@ async function grpcProduceRate(address: string): Promise<number> {
     String(GRPC_CONNECTIONS),
   ]);
   if (r.errors > 0) throw new Error(`h2_load: ${r.errors} failed sends`);
-  return r.requests;
+  const serverCpuUs = (cpuSecondsOf(broker.pid) - cpu) * 1e6 / (r.requests * seconds);
+  return { perSecond: r.requests, serverCpuUs, clientCpuUs: NaN };
 }
 
 async function prefill(mq: MqClient, topic: string) {
@@ -202,10 +277,21 @@ function grpcConsumer(address: string) {
 }
 
 say(`grpc bench on ${rt.name} ${rt.version}: ${seconds} s x ${rounds} rounds, c=${CONNECTIONS}`);
+if (!H2LOAD) {
+  say(
+    flags.has("node-load")
+      ? "load: Node.js generators (--node-load): h2_load.mjs and autocannon"
+      : "load: h2load not found (apt-get install nghttp2-client); falling back to the Node.js " +
+        "generators h2_load.mjs and autocannon, whose client CPU per gRPC call competes with " +
+        "the broker: the ratio is then mostly the client's",
+  );
+}
 const dataDir = mkdtempSync(`${tmpdir()}/mq-grpc-bench-`);
 const bodyFile = `${dataDir}-body.bin`;
+const sendFile = `${dataDir}-send.bin`;
 writeFileSync(bodyFile, "x".repeat(BODY_BYTES));
-const broker = await startBroker(dataDir);
+sendRequestFile(sendFile);
+const broker = await startGrpcBroker(dataDir);
 try {
   const mq = new MqClient({ baseUrl: broker.url });
   await mq.upsertTopic("bench", { readQueueNums: 8, writeQueueNums: 8 });
@@ -214,22 +300,24 @@ try {
   }
   await mq.upsertGroup("grpc-pop", { consumeFromWhere: "FIRST_OFFSET" });
   await mq.upsertGroup("http-pop", { consumeFromWhere: "FIRST_OFFSET" });
+  await checkSend(broker.grpc);
   // Warm both paths once, unrecorded.
-  await grpcProduceRate(broker.grpc);
-  await httpProduceRate(broker.url, bodyFile);
+  await grpcProduceRate(broker);
+  await httpProduceRate(broker, bodyFile);
   const ratios: number[] = [];
-  const grpcRates: number[] = [];
-  const httpRates: number[] = [];
+  const grpcRates: Rate[] = [];
+  const httpRates: Rate[] = [];
   for (let i = 0; i < rounds; i++) {
-    const h = await httpProduceRate(broker.url, bodyFile);
-    const gr = await grpcProduceRate(broker.grpc);
+    const h = await httpProduceRate(broker, bodyFile);
+    const gr = await grpcProduceRate(broker);
     httpRates.push(h);
     grpcRates.push(gr);
-    ratios.push(gr / h);
+    ratios.push(gr.perSecond / h.perSecond);
     say(
-      `round ${i + 1}: http ${Math.round(h)}/s, grpc ${Math.round(gr)}/s, ratio ${
-        (gr / h).toFixed(2)
-      }`,
+      `round ${i + 1}: http ${Math.round(h.perSecond)}/s (${Math.round(h.serverCpuUs)} us cpu), ` +
+        `grpc ${Math.round(gr.perSecond)}/s (${Math.round(gr.serverCpuUs)} us cpu), ratio ${
+          (gr.perSecond / h.perSecond).toFixed(2)
+        }`,
     );
   }
   await prefill(mq, "pop-grpc");
@@ -253,12 +341,21 @@ try {
     runtime: `${rt.name} ${rt.version}`,
     seconds,
     rounds,
+    load: H2LOAD ? "h2load" : "node",
     connections: CONNECTIONS,
     grpc_connections: GRPC_CONNECTIONS,
+    grpc_streams: GRPC_STREAMS,
     body_bytes: BODY_BYTES,
-    grpc_produce_per_s: Math.round(median(grpcRates)),
-    http_produce_per_s: Math.round(median(httpRates)),
+    grpc_produce_per_s: Math.round(median(grpcRates.map((r) => r.perSecond))),
+    http_produce_per_s: Math.round(median(httpRates.map((r) => r.perSecond))),
     grpc_vs_http_produce_ratio: Number(median(ratios).toFixed(3)),
+    grpc_server_cpu_us_per_call: round(median(grpcRates.map((r) => r.serverCpuUs))),
+    http_server_cpu_us_per_call: round(median(httpRates.map((r) => r.serverCpuUs))),
+    grpc_vs_http_cpu_ratio: round(
+      median(httpRates.map((r) => r.serverCpuUs)) / median(grpcRates.map((r) => r.serverCpuUs)),
+    ),
+    grpc_client_cpu_us_per_call: round(median(grpcRates.map((r) => r.clientCpuUs))),
+    http_client_cpu_us_per_call: round(median(httpRates.map((r) => r.clientCpuUs))),
     grpc_receive_ack_msgs_per_s: Math.round(grpcPop),
     http_pop_receive_ack_msgs_per_s: Math.round(httpPop),
     grpc_vs_http_pop_ratio: Number((grpcPop / httpPop).toFixed(3)),
@@ -269,4 +366,5 @@ try {
   await broker.stop();
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(bodyFile, { force: true });
+  rmSync(sendFile, { force: true });
 }

@@ -17,14 +17,12 @@
 // Settings go to stderr; with --json the last stdout line is one JSON object.
 // bench/README.md has the figures.
 import process from "node:process";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Client } from "@upstash/qstash";
 import { MqClient } from "../../client/mod.ts";
 import {
-  brokerDenoV8Flags,
   busyMachineWarning,
   commandLine,
   idleText,
@@ -33,6 +31,7 @@ import {
   round,
   runtimeInfo,
 } from "../support.ts";
+import { startBroker, startServer } from "../broker_process.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -42,57 +41,15 @@ const publishers = Math.round(flags.number("publishers", 16));
 const concurrency = Math.round(flags.number("concurrency", 16));
 const body = "x".repeat(1024);
 const runtime = runtimeInfo();
-// deno-lint-ignore no-explicit-any
-const g = globalThis as any;
 const say = (line: string) => process.stderr.write(line + "\n");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
-interface Server {
-  url: string;
-  stop(): Promise<void>;
-}
-
-function startServer(script: string, env: Record<string, string>): Promise<Server> {
-  const args = g.Deno ? ["run", brokerDenoV8Flags(), "-A", script] : ["run", script];
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    let up = false;
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      if (up) return;
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (!line) return;
-      up = true;
-      const closed = new Promise<void>((done) => child.on("close", () => done()));
-      resolve({
-        url: JSON.parse(line).url,
-        stop: () => {
-          child.kill("SIGTERM");
-          return closed;
-        },
-      });
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (!up) reject(new Error(`${script} exited early (${code})`));
-    });
-  });
-}
-
 const idle = await machineIdleShare(1000);
 const receiver = await startServer(here("../webhook/receiver_server.ts"), {});
 const dir = mkdtempSync(`${tmpdir()}/mq-qstash-bench-`);
-const broker = await startServer(here("../../runtime/main.ts"), {
-  PORT: "0",
-  DATA_DIR: dir,
+const broker = await startBroker(dir, {
   MQ_LOG_LEVEL: "warn",
-  MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
   MQ_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
   MQ_QSTASH_CONCURRENCY: String(concurrency),
 });

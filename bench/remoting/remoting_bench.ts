@@ -14,7 +14,8 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
-import { brokerDenoV8Flags, cpuTimes, median, stealShare, stealText } from "../support.ts";
+import { cpuTimes, median, stealShare, stealText } from "../support.ts";
+import { startBroker } from "../broker_process.ts";
 
 const args = process.argv.slice(2);
 const json = args.includes("--json");
@@ -28,51 +29,6 @@ const g = globalThis as any;
 const runtime = g.Deno ? `deno ${g.Deno.version.deno}` : `bun ${g.Bun.version}`;
 const say = (line: string) => process.stderr.write(line + "\n");
 const here = (p: string) => new URL(p, import.meta.url).pathname;
-
-interface Broker {
-  url: string;
-  remoting: string;
-  stop(): Promise<void>;
-}
-
-function startBroker(dataDir: string): Promise<Broker> {
-  const argv = g.Deno
-    ? ["run", brokerDenoV8Flags(), "-A", "runtime/main.ts"]
-    : ["run", "runtime/main.ts"];
-  const child = spawn(process.execPath, argv, {
-    env: {
-      ...process.env,
-      PORT: "0",
-      MQ_NAMESRV_PORT: "0",
-      MQ_REMOTING_PORT: "0",
-      DATA_DIR: dataDir,
-      MQ_LOG_LEVEL: "error",
-      MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (!line) return;
-      const v = JSON.parse(line);
-      resolve({
-        url: v.url,
-        remoting: v.remoting,
-        stop: () =>
-          new Promise((done) => {
-            child.on("close", () => done());
-            child.kill("SIGTERM");
-          }),
-      });
-    });
-    child.on("error", reject);
-    child.on("close", (code) => reject(new Error(`the broker exited early (${code})`)));
-  });
-}
 
 function node(argv: string[]): Promise<string> {
   const child = spawn("node", argv, { stdio: ["ignore", "pipe", "inherit"] });
@@ -120,6 +76,7 @@ say(
   `remoting bench on ${runtime}: ${CONNECTIONS} connections, ${BODY_BYTES} B bodies, ${rounds} rounds of ${seconds} s`,
 );
 const broker = await startBroker(dataDir);
+const remotingAddress = String(broker.listening.remoting);
 try {
   const mq = new MqClient({ baseUrl: broker.url });
   await mq.upsertTopic("bench", { readQueueNums: QUEUES, writeQueueNums: QUEUES });
@@ -128,13 +85,13 @@ try {
   const path = "/v1/topics/bench/messages";
   say("warming up…");
   await autocannon(broker.url + path, bodyFile, 1);
-  await load("send", broker.remoting, "bench", 16, 1, BODY_BYTES);
+  await load("send", remotingAddress, "bench", 16, 1, BODY_BYTES);
   const httpRates: number[] = [], remotingRates: number[] = [], ratios: number[] = [];
   const phase = cpuTimes();
   for (let round = 1; round <= rounds; round++) {
     const start = cpuTimes();
     const h = await autocannon(broker.url + path, bodyFile, seconds);
-    const r = await load("send", broker.remoting, "bench", CONNECTIONS, seconds, BODY_BYTES);
+    const r = await load("send", remotingAddress, "bench", CONNECTIONS, seconds, BODY_BYTES);
     httpRates.push(h);
     remotingRates.push(r);
     ratios.push(r / h);
@@ -146,7 +103,7 @@ try {
   }
   const produceSteal = stealShare(phase);
   say("pulls: remoting (raw records) then HTTP (JSON pages), 32 per pull…");
-  const remotingPull = await load("pull", broker.remoting, "bench", QUEUES, CONNECTIONS, seconds);
+  const remotingPull = await load("pull", remotingAddress, "bench", QUEUES, CONNECTIONS, seconds);
   const httpPull = await load("http-pull", broker.url, "bench", QUEUES, CONNECTIONS, seconds);
   say(`  remoting pull ${remotingPull.toFixed(0)} msgs/s, HTTP pull ${httpPull.toFixed(0)} msgs/s`);
   const result = {

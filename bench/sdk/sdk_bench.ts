@@ -16,11 +16,11 @@
 // Settings and progress go to stderr; with --json the last stdout line is one JSON object.
 // bench/README.md has the figures.
 import process from "node:process";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
-import { brokerDenoV8Flags, commandLine, median, round, runtimeInfo } from "../support.ts";
+import { commandLine, median, round, runtimeInfo } from "../support.ts";
+import { startBroker } from "../broker_process.ts";
 
 const CONCURRENCY = 64;
 const CONSUMERS = 8;
@@ -34,45 +34,7 @@ const rounds = Math.round(flags.number("rounds", 24));
 const backlog = Math.round(flags.number("backlog", 20_000));
 const resJson = flags.has("res-json");
 const runtime = runtimeInfo();
-// deno-lint-ignore no-explicit-any
-const g = globalThis as any;
 const say = (line: string) => process.stderr.write(line + "\n");
-
-function startBroker(dataDir: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const argv = g.Deno
-    ? ["run", brokerDenoV8Flags(), "-A", "runtime/main.ts"]
-    : ["run", "runtime/main.ts"];
-  const child = spawn(process.execPath, argv, {
-    env: {
-      ...process.env,
-      PORT: "0",
-      DATA_DIR: dataDir,
-      MQ_LOG_LEVEL: "error",
-      MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (!line) return;
-      buf = "";
-      resolve({
-        url: JSON.parse(line).url,
-        stop: () =>
-          new Promise((done) => {
-            child.on("close", () => done());
-            child.kill("SIGTERM");
-          }),
-      });
-    });
-    child.on("error", reject);
-    child.on("close", (code) => reject(new Error(`the broker exited early (${code})`)));
-  });
-}
 
 /** Runs `op` in `n` loops for `ms`; operations per second. */
 async function rate(n: number, ms: number, op: () => Promise<unknown>): Promise<number> {

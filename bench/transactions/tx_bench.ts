@@ -21,17 +21,10 @@
 // Settings and progress go to stderr; with --json the last stdout line is one JSON object.
 // bench/README.md keeps the figures.
 import process from "node:process";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import {
-  brokerDenoV8Flags,
-  commandLine,
-  median,
-  percentile,
-  round,
-  runtimeInfo,
-} from "../support.ts";
+import { commandLine, median, percentile, round, runtimeInfo } from "../support.ts";
+import { startBroker } from "../broker_process.ts";
 
 const TOPIC = "TxBench";
 const TIMEOUT_MS = 1000;
@@ -43,49 +36,8 @@ const phaseMs = flags.number("phase-s", 1) * 1000;
 const rounds = Math.round(flags.number("rounds", quick ? 3 : 7));
 const orphans = Math.round(flags.number("orphans", quick ? 150 : 400));
 const runtime = runtimeInfo();
-// deno-lint-ignore no-explicit-any
-const g = globalThis as any;
 const say = (line: string) => process.stderr.write(line + "\n");
 const body = new Uint8Array(1024).fill(120);
-
-function startBroker(dataDir: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const argv = g.Deno
-    ? ["run", brokerDenoV8Flags(), "-A", "runtime/main.ts"]
-    : ["run", "runtime/main.ts"];
-  const child = spawn(process.execPath, argv, {
-    env: {
-      ...process.env,
-      PORT: "0",
-      DATA_DIR: dataDir,
-      MQ_LOG_LEVEL: "error",
-      MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-      MQ_TRANSACTION_TIMEOUT_MS: String(TIMEOUT_MS),
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (!line) return;
-      buf = "";
-      resolve({
-        url: JSON.parse(line).url,
-        stop: () =>
-          new Promise((done) => {
-            // "exit", not "close": the data folder is removed next, and only an exited broker
-            // is done writing to it.
-            if (child.exitCode !== null) return done();
-            child.on("exit", () => done());
-            child.kill("SIGTERM");
-          }),
-      });
-    });
-    child.on("exit", (code) => reject(new Error(`broker exited with ${code}`)));
-  });
-}
 
 async function post(url: string, headers: Record<string, string> = {}, data?: Uint8Array) {
   const res = await fetch(url, { method: "POST", headers, body: data as BodyInit | undefined });
@@ -109,7 +61,7 @@ async function phase(ms: number, op: () => Promise<unknown>): Promise<number> {
 }
 
 const dataDir = mkdtempSync(`${tmpdir()}/mq-txbench-`);
-const broker = await startBroker(dataDir);
+const broker = await startBroker(dataDir, { MQ_TRANSACTION_TIMEOUT_MS: String(TIMEOUT_MS) });
 let failed = false;
 try {
   const base = broker.url;

@@ -21,6 +21,10 @@ export interface Caller {
 
 export class GrpcAuth {
   #byName = new Map<string, ApiKeyConfig[]>();
+  /** The last signature verified per key name: a client signs `x-mq-date-time`, whose
+   * resolution is a second, so its calls within a second carry the same two headers and
+   * skip the HMAC. One entry per key, so bounded by the configured keys. */
+  #lastVerified = new Map<string, { authorization: string; dateTime: string; key: ApiKeyConfig }>();
 
   private constructor(readonly rights: Authenticator, keys: ApiKeyConfig[]) {
     for (const k of keys) this.#byName.set(k.name, [...this.#byName.get(k.name) ?? [], k]);
@@ -57,12 +61,17 @@ export class GrpcAuth {
     if (signedHeaders.trim() !== "x-mq-date-time" || !dateTime) {
       throw new BrokerError("UNAUTHORIZED", "Cannot authenticate: sign x-mq-date-time");
     }
+    const last = this.#lastVerified.get(name);
+    if (last && last.authorization === authorization && last.dateTime === dateTime) {
+      return { clientId, namespace, principal: { name, key: last.key } };
+    }
     const given = Buffer.from(signature.toUpperCase());
     for (const key of this.#byName.get(name) ?? []) {
       const expected = Buffer.from(
         createHmac("sha1", key.key).update(dateTime).digest("hex").toUpperCase(),
       );
       if (timingSafeEqual(expected, given)) {
+        this.#lastVerified.set(name, { authorization, dateTime, key });
         return { clientId, namespace, principal: { name: key.name, key } };
       }
     }

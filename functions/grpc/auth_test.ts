@@ -55,3 +55,15 @@ Deno.test("GrpcAuth with no keys is open", async () => {
   const auth = await GrpcAuth.create([]);
   assert.equal((await auth.caller(new Metadata())).principal.name, "anonymous");
 });
+
+Deno.test("GrpcAuth.caller() caches a verified signature, never what it would refuse", async () => {
+  const auth = await GrpcAuth.create([KEY]);
+  const refused = (e: { code?: string }) => e.code === "UNAUTHORIZED";
+  assert.equal((await auth.caller(signed("unit", KEY.key))).principal.name, "unit");
+  // Same date, same name, another signature; the cached signature under another date.
+  await assert.rejects(auth.caller(signed("unit", "not-the-key-00000000")), refused);
+  await assert.rejects(auth.caller(signed("unit", KEY.key, "20261204T203001Z")), refused);
+  const again = await auth.caller(signed("unit", KEY.key));
+  assert.equal(again.principal.name, "unit");
+  assert.equal(again.principal.key, KEY);
+});

@@ -1,9 +1,10 @@
 // What every RPC module of the gRPC front end is given (server.ts builds it).
-import type { BrokerClient } from "../../runtime/protocol/core_api.ts";
+import type { BrokerClient, RecordApi } from "../../runtime/protocol/core_api.ts";
 import type { TransactionCheck } from "../../runtime/protocol/transaction_types.ts";
 import type { ProduceMessage } from "../../runtime/protocol/types.ts";
 import type { ApiSource } from "../routes/route.ts";
 import type { GrpcAuth } from "./auth.ts";
+import type { AutoRenew } from "./renew.ts";
 import type { Names } from "./resources.ts";
 import type { ClientSessions } from "./sessions.ts";
 
@@ -46,6 +47,11 @@ export interface GrpcDeps {
   /** The longest long poll (pullWaitMsMax). */
   pullWaitMsMax: number;
   transactions?: TransactionHook;
+  /** Renews auto_renew receives (renew.ts). */
+  renewals?: AutoRenew;
+  /** The in-process core's records (QueryOffset by timestamp); undefined in split mode or
+   * while the broker recovers. */
+  records?: () => Pick<RecordApi, "offsetByTime"> | undefined;
   nowMs: () => number;
   /** Largest message body (maxMessageSize), told to producers in their settings. */
   maxMessageSize: number;

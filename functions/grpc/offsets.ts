@@ -47,12 +47,24 @@ export function offsetHandlers(deps: GrpcDeps) {
       deps.auth.allow(caller, "subscribe", { topic });
       const policy = Number(req.queryOffsetPolicy ?? 0);
       if (policy === QueryOffsetPolicy.TIMESTAMP) {
-        return {
-          status: status(
-            Code.UNSUPPORTED,
-            "Cannot query an offset by timestamp over gRPC: reset the group's offsets by time over HTTP",
-          ),
-        };
+        // The core's time index, where the broker runs in this process (RecordApi).
+        await deps.api.get(); // refused like every call while the broker recovers
+        const records = deps.records?.();
+        if (!records) {
+          return {
+            status: status(
+              Code.UNSUPPORTED,
+              "Cannot query an offset by timestamp here: the broker is not in this process",
+            ),
+          };
+        }
+        const ms = toMs(req.timestamp);
+        if (ms === undefined) {
+          return {
+            status: status(Code.BAD_REQUEST, "Cannot query an offset by timestamp: no timestamp"),
+          };
+        }
+        return { status: OK, offset: await records.offsetByTime(topic, queueId, ms) };
       }
       // A pull that reads nothing tells the queue's bounds.
       const r = await deps.api.call((b) =>

@@ -13,9 +13,6 @@ import { Code, OK, status } from "./status.ts";
 
 /** Messages per receive when the client names none (the proxy's cap). */
 const BATCH_DEFAULT = 32;
-/** Invisible time of an auto-renewed receive (PushConsumer): the proxy's first lease. We
- * do not renew it; a push consumer that takes longer sees the message again. */
-const AUTO_RENEW_INVISIBLE_MS = 60_000;
 /** Time kept back from the call's deadline so the answer arrives before it. */
 const DEADLINE_MARGIN_MS = 500;
 
@@ -29,8 +26,10 @@ async function receive(
   const topic = deps.names.inward(req.messageQueue?.topic, caller.namespace, "topic");
   deps.auth.allow(caller, "subscribe", { topic, group });
   const tags = tagsOf(req.filterExpression);
-  const invisibleMs = toMs(req.invisibleDuration) ??
-    (req.autoRenew ? AUTO_RENEW_INVISIBLE_MS : undefined);
+  // auto_renew (PushConsumer): leased for invisible_duration or grpcAutoRenewMs, renewed
+  // by renew.ts until settled.
+  const renew = req.autoRenew ? deps.renewals : undefined;
+  const invisibleMs = toMs(req.invisibleDuration) ?? renew?.options.leaseMs;
   const left = msLeft(call, deps.nowMs()) - DEADLINE_MARGIN_MS;
   const waitMs = Math.max(
     0,
@@ -56,6 +55,9 @@ async function receive(
     call.write({ status: status(Code.MESSAGE_NOT_FOUND, "No new message") });
   } else {
     call.write({ status: OK });
+    if (renew && invisibleMs) {
+      renew.hold(group, caller.clientId, kept.map((m) => m.receiptHandle), invisibleMs);
+    }
     for (const m of kept) {
       call.write({ message: toDeliveredMessage(m, deps.names, caller.namespace, deps.storeHost) });
     }

@@ -13,10 +13,11 @@ import type { ApiKeyConfig } from "../../runtime/protocol/types.ts";
 import { apiSource } from "../routes/route.ts";
 import { GrpcAuth } from "./auth.ts";
 import type { Req, Res } from "./calls.ts";
-import type { Log, TransactionHook } from "./deps.ts";
+import type { GrpcDeps, Log, TransactionHook } from "./deps.ts";
 import { offsetHandlers } from "./offsets.ts";
 import { loadMessagingService } from "./proto.ts";
 import { receiveHandlers } from "./receive.ts";
+import { AutoRenew } from "./renew.ts";
 import { Names } from "./resources.ts";
 import { routeHandlers } from "./route.ts";
 import { sendHandlers } from "./send.ts";
@@ -37,6 +38,8 @@ export interface GrpcServerOptions {
   pullWaitMsMax: number;
   nowMs: () => number;
   transactions?: TransactionHook;
+  /** The in-process core's records, when the broker runs here (QueryOffset by timestamp). */
+  records?: GrpcDeps["records"];
   /** Put the GOAWAY shield (goaway_shield.ts) in front: for Deno, whose node:http2 server
    * aborts on a client's GOAWAY. */
   goawayShield?: boolean;
@@ -52,8 +55,18 @@ export interface GrpcServer {
 export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcServer> {
   const s = options.settings;
   const open = new Set<grpc.ServerDuplexStream<Req, Res>>();
+  const api = apiSource(options.broker);
+  const renewals = new AutoRenew({
+    api,
+    log: options.log,
+    nowMs: options.nowMs,
+    leaseMs: s.grpcAutoRenewMs,
+    maxMs: s.grpcAutoRenewMaxMs,
+    heldMax: s.grpcAutoRenewHeldMax,
+  });
   const deps = {
-    api: apiSource(options.broker),
+    api,
+    renewals,
     auth: await GrpcAuth.create(options.apiKeys),
     names: new Names(),
     sessions: new ClientSessions(s.grpcClientsMax),
@@ -62,12 +75,15 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     storeHost: options.host,
     pullWaitMsMax: options.pullWaitMsMax,
     transactions: options.transactions ?? transactionHook(apiSource(options.broker), options.log),
+    records: options.records,
     nowMs: options.nowMs,
     maxMessageSize: options.maxMessageSize,
   };
   const server = new grpc.Server({
     "grpc.max_receive_message_length": s.grpcRequestBytesMax,
     "grpc.max_send_message_length": -1,
+    // No channelz service is exposed: its per-call and per-connection trackers are cost only.
+    "grpc.enable_channelz": 0,
   });
   server.addService(loadMessagingService(), {
     ...routeHandlers(deps),
@@ -114,6 +130,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
         // Telemetry streams end first (their clients get an OK status); then calls in
         // flight get grpcShutdownMs; the shield's connections go last.
         for (const call of open) if (!call.writableEnded) call.end();
+        renewals.close();
         let finished = false;
         const done = () => {
           if (finished) return;

@@ -25,9 +25,9 @@ export function settleHandlers(deps: GrpcDeps) {
       if (asked.length === 0) {
         return { status: status(Code.BAD_REQUEST, "Cannot ack: no entry in the request") };
       }
-      const results = await deps.api.call((b) =>
-        b.ackBatch(group, asked.map((e) => String(e.receiptHandle ?? "")))
-      );
+      const handles = asked.map((e) => String(e.receiptHandle ?? ""));
+      for (const h of handles) deps.renewals?.release(h);
+      const results = await deps.api.call((b) => b.ackBatch(group, handles));
       const entries = results.map((r, i) => ({
         messageId: asked[i].messageId ?? "",
         receiptHandle: r.receiptHandle,
@@ -47,6 +47,7 @@ export function settleHandlers(deps: GrpcDeps) {
           };
         }
         const handle = String(req.receiptHandle ?? "");
+        deps.renewals?.release(handle); // the client takes the message's time over
         // nack is changeInvisibleTime without its lower bound (popInvisibleMsMin): push
         // consumers give a message back with a delay of 0 or a few ms (§4.3).
         await deps.api.call((b) => b.nack(group, handle, invisibleMs));
@@ -59,6 +60,7 @@ export function settleHandlers(deps: GrpcDeps) {
       async (req: Req, caller): Promise<Res> => {
         const { group } = groupAndTopic(deps, req, caller);
         const handle = String(req.receiptHandle ?? "");
+        deps.renewals?.release(handle);
         const done = await deps.api.call(async (b) => {
           if (!b.deadLetter) return false;
           await b.deadLetter(group, handle);

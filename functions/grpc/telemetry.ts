@@ -130,6 +130,9 @@ function telemetry(deps: GrpcDeps, open: Set<grpc.ServerDuplexStream<Req, Res>>)
     call.on("close", () => {
       closed();
       if (clientId) deps.sessions.drop(clientId);
+      // Its auto_renew messages come back when their lease ends, as the proxy renews only
+      // for clients it still hears from.
+      if (clientId) deps.renewals?.releaseClient(clientId);
     });
   };
 }
@@ -153,6 +156,7 @@ export function clientHandlers(deps: GrpcDeps, open: Set<grpc.ServerDuplexStream
       "NotifyClientTermination",
       (_req: Req, caller): Promise<Res> => {
         deps.sessions.drop(caller.clientId);
+        deps.renewals?.releaseClient(caller.clientId);
         return Promise.resolve({ status: OK });
       },
     ),

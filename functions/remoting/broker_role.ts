@@ -16,6 +16,8 @@ import {
   unregister,
 } from "./consumer_handlers.ts";
 import { handlePull } from "./pull_handler.ts";
+import { handleAck, handleChangeInvisible, handlePop, type PopDeps } from "./pop_handlers.ts";
+import { PopHandles } from "./pop_handles.ts";
 import { offsetMessageIdPrefix } from "./message.ts";
 import { handleSend, longHeader } from "./send_handlers.ts";
 import { handleEndTransaction, RemotingProducers } from "./transactions.ts";
@@ -40,6 +42,8 @@ export interface BrokerRoleOptions {
   autoCreateGroups: boolean;
   /** Bound on the (group, topic) subscriptions remembered from heartbeats. */
   subscriptionsMax: number;
+  /** POP receipts remembered for remoting clients (remotingPopHandlesMax). */
+  popHandlesMax: number;
   /** More request codes; a code here replaces the built-in answer. */
   extraHandlers?: ReadonlyMap<number, RemotingHandler>;
 }
@@ -65,6 +69,7 @@ export class BrokerRole {
       consumers: this.consumers,
       autoCreateGroups: o.autoCreateGroups,
     };
+    const pop: PopDeps = { ...c, handles: new PopHandles(o.popHandlesMax, Date.now) };
     const sendDeps = {
       core,
       idPrefix: offsetMessageIdPrefix(o.storeHost.ip, o.storeHost.port),
@@ -77,6 +82,9 @@ export class BrokerRole {
     on(R.SEND_MESSAGE_V2, send);
     on(R.SEND_BATCH_MESSAGE, send);
     on(R.PULL_MESSAGE, (req, conn) => handlePull({ core, consumers: this.consumers }, req, conn));
+    on(R.POP_MESSAGE, (req, conn) => handlePop(pop, req, conn));
+    on(R.ACK_MESSAGE, (req) => handleAck(pop, req));
+    on(R.CHANGE_MESSAGE_INVISIBLETIME, (req) => handleChangeInvisible(pop, req));
     on(R.HEART_BEAT, (req, conn) => {
       this.producers.heartbeat(req, conn); // transaction check channels (transactions.ts)
       return handleHeartbeat(c, req, conn);
@@ -154,10 +162,13 @@ function rightsOf(
     case R.SEND_BATCH_MESSAGE:
       return ["publish", { topic: f.topic ?? "" }];
     case R.PULL_MESSAGE:
+    case R.POP_MESSAGE:
       return ["subscribe", { topic: f.topic ?? "", group: f.consumerGroup ?? "" }];
     case R.QUERY_CONSUMER_OFFSET:
     case R.UPDATE_CONSUMER_OFFSET:
     case R.GET_CONSUMER_LIST_BY_GROUP:
+    case R.ACK_MESSAGE:
+    case R.CHANGE_MESSAGE_INVISIBLETIME:
       return ["subscribe", { group: f.consumerGroup ?? "" }];
     case R.CONSUMER_SEND_MSG_BACK:
       return ["subscribe", { group: f.group ?? "" }];
@@ -178,10 +189,6 @@ function rightsOf(
 }
 
 function notSupported(req: RemotingCommand): Promise<RemotingCommand> {
-  const R = RequestCode;
-  const remark = req.code === R.POP_MESSAGE || req.code === R.ACK_MESSAGE ||
-      req.code === R.CHANGE_MESSAGE_INVISIBLETIME
-    ? "POP over remoting is not served yet: use HTTP /v1/groups/{group}/receive or gRPC"
-    : `Request code ${req.code} is not supported by this broker`;
+  const remark = `Request code ${req.code} is not supported by this broker`;
   return Promise.resolve(responseTo(req, ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark));
 }

@@ -57,6 +57,7 @@ export const ResponseCode = {
   SUBSCRIPTION_PARSE_FAILED: 23,
   SUBSCRIPTION_NOT_EXIST: 24,
   SUBSCRIPTION_GROUP_NOT_EXIST: 26,
+  NO_MESSAGE: 208,
   POLLING_FULL: 209,
   POLLING_TIMEOUT: 210,
 } as const;
@@ -82,6 +83,10 @@ export function responseCodeOf(err: BrokerError): number {
       return ResponseCode.NO_PERMISSION;
     case "MESSAGE_NOT_FOUND":
       return ResponseCode.QUERY_NOT_FOUND;
+    case "RECEIPT_HANDLE_UNKNOWN":
+    case "RECEIPT_HANDLE_EXPIRED":
+    case "RECEIPT_HANDLE_SETTLED":
+      return ResponseCode.NO_MESSAGE;
     case "OFFSET_OUT_OF_RANGE":
       return ResponseCode.PULL_OFFSET_MOVED;
     case "TOO_MANY_WAITING":

@@ -74,7 +74,7 @@ export async function handleHeartbeat(
   return ok(req);
 }
 
-async function ensureGroup(d: ConsumerDeps, group: string, model?: string): Promise<void> {
+export async function ensureGroup(d: ConsumerDeps, group: string, model?: string): Promise<void> {
   const exists = await d.core.getGroup(group).then(() => true, (err) => {
     if (err instanceof BrokerError && err.code === "GROUP_NOT_FOUND") return false;
     throw err;

@@ -38,10 +38,12 @@ export interface RemotingOptions {
   idleTimeoutMs: number;
   connectionsMax: number;
   inFlightMax: number;
+  /** POP receipts remembered for remoting clients (remotingPopHandlesMax). */
+  popHandlesMax: number;
   /** The NameServer's broker groups; default: this broker alone (its topics, its remoting
    * address). The hook for routes over several groups (the KV route table's entries carry
    * `remotingAddress`). */
-  routes?: (self: NamesrvRoute) => Promise<NamesrvRoute[]>;
+  routes?: (self: () => Promise<NamesrvRoute>) => Promise<NamesrvRoute[]>;
 }
 
 export interface RemotingFront {
@@ -69,6 +71,7 @@ export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> 
     storeHost: o.storeHost,
     autoCreateGroups: o.autoCreateGroups,
     subscriptionsMax: SUBSCRIPTIONS_MAX,
+    popHandlesMax: o.popHandlesMax,
   });
   const brokerServer = new RemotingServer({
     ...limits,
@@ -89,13 +92,13 @@ export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> 
     role: "namesrv",
     handler: namesrvHandler({
       routes: async () => {
-        const self: NamesrvRoute = {
+        const self = async (): Promise<NamesrvRoute> => ({
           cluster: o.clusterName,
           brokerName: o.brokerName,
           brokerAddrs: { "0": brokerAddress },
           topics: await o.core.listTopics(),
-        };
-        return o.routes ? o.routes(self) : [self];
+        });
+        return o.routes ? o.routes(self) : [await self()];
       },
       createTopic: o.autoCreateTopics ? (name) => o.core.upsertTopic(name, {}) : undefined,
       defaultTopicQueueNums: o.defaultTopicQueueNums,

@@ -3,12 +3,14 @@
 // core's beginTransaction); END_TRANSACTION (37) commits (8) or rolls back (12), 0 being
 // "unknown": no call, as RocketMQ does; a producer's heartbeat (producerDataSet) registers its
 // connection as a check channel of each of its groups, and a check goes to it as
-// CHECK_TRANSACTION_STATE (39, oneway) with the half record as stored in its body. The
-// producer answers with END_TRANSACTION, fromTransactionCheck=true.
+// CHECK_TRANSACTION_STATE (39, oneway) with the half record in its body, under its real
+// topic and queue as RocketMQ's broker sends it (AbstractTransactionalMessageCheckListener).
+// The producer answers with END_TRANSACTION, fromTransactionCheck=true.
 import { FLAG_ONEWAY, type RemotingCommand, SERIALIZE_JSON } from "./codec.ts";
 import { RequestCode } from "./codes.ts";
 import { int, ok, optionalText, parseJsonBody, type RemotingCore } from "./headers.ts";
 import { offsetHex } from "./message.ts";
+import { withTopic } from "./record_bytes.ts";
 import type { Connection } from "./server.ts";
 import type { TransactionCheck } from "../../runtime/protocol/transaction_types.ts";
 
@@ -78,8 +80,9 @@ export class RemotingProducers {
   async #check(conn: Connection, check: TransactionCheck): Promise<undefined> {
     if (conn.signal.aborted) throw new Error("the producer's connection is closed");
     const offset = check.message.commitLogOffset;
-    const body = await this.core.recordAt(offset);
-    if (body === undefined) throw new Error("the half message is gone");
+    const stored = await this.core.recordAt(offset);
+    if (stored === undefined) throw new Error("the half message is gone");
+    const body = withTopic(stored, check.topic, check.queueId);
     this.#opaque = (this.#opaque + 1) & 0x7fffffff;
     conn.send({
       code: RequestCode.CHECK_TRANSACTION_STATE,

@@ -54,6 +54,14 @@ export const REMOTING_SETTINGS = [
     doc: "Requests one connection may have in flight; more are answered SYSTEM_BUSY.",
     rocketmq: "serverAsyncSemaphoreValue",
   }),
+  intSetting("remotingPopHandlesMax", "MQ_REMOTING_POP_HANDLES_MAX", {
+    unit: "count",
+    default: 65_536,
+    min: 16,
+    why: "about 200 bytes each: a 64 Ki table stays near 13 MiB",
+    doc:
+      "POP receipts remembered for remoting clients (their extraInfo → our receipt handle); past it the oldest is forgotten and its ACK answers NO_MESSAGE (the message comes back when its invisible time ends).",
+  }),
   boolSetting("autoCreateSubscriptionGroup", "MQ_AUTO_CREATE_GROUP", {
     default: true,
     doc: "Create a consumer group on a remoting client's first heartbeat.",

@@ -15,6 +15,8 @@ export interface BrokerMetricsDeps {
   /** Percent of the data disk in use. */
   diskUsedRatio?: () => number;
   pop: PopCounters;
+  /** POP messages received and not yet acked, nacked or revived. */
+  popInFlight: () => number;
 }
 
 /** POP calls counted by the core API (traffic_api.ts). */
@@ -119,5 +121,11 @@ export async function brokerMetrics(d: BrokerMetricsDeps): Promise<string[]> {
     ),
     ...family("mq_pop_acked_total", "counter", "POP messages acked", d.pop.acked),
     ...family("mq_pop_nacked_total", "counter", "POP messages nacked", d.pop.nacked),
+    ...family(
+      "mq_pop_inflight_messages",
+      "gauge",
+      "POP messages received and not yet acked, nacked or come back (in memory)",
+      d.popInFlight(),
+    ),
   ];
 }

@@ -38,7 +38,7 @@ import { TopicRegistry } from "./topic_registry.ts";
 import { GroupRegistry } from "./group_registry.ts";
 import { Producer } from "./producer.ts";
 import type { ReplicationGate } from "./replication_gate.ts";
-import { LOOPBACK } from "./store_host.ts";
+import { LOOPBACK, storeHostOf } from "./store_host.ts";
 import { createTransactionService, type TransactionService } from "./transaction_service.ts";
 import { TRANS_CHECK_URL_TOPIC } from "./transaction_channels.ts";
 import { QstashCore } from "./qstash.ts";
@@ -93,7 +93,7 @@ export interface BrokerParts {
 
 export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   const { config, files, log, nowMs } = deps;
-  const storeHost = { ...LOOPBACK, port: config.port };
+  const storeHost = storeHostOf(config);
   const ids = new MessageIdGenerator({
     ip: LOOPBACK.ip,
     pid: deps.pid,

@@ -81,7 +81,9 @@ export class Puller {
   ): Promise<RecordPullResult> {
     this.#d.topics.readableQueue(topic, queueId);
     const got = await this.#scan(topic, queueId, { ...request, group: undefined }, signalSource);
-    return { ...got.result, records: got.found.map((m) => m.bytes) };
+    let bodyBytes = 0;
+    for (const m of got.found) bodyBytes += m.record.body.byteLength;
+    return { ...got.result, records: got.found.map((m) => m.bytes), bodyBytes };
   }
 
   async #scan(

@@ -1,13 +1,13 @@
 // Counts what flows through the core API into TrafficCounters: messages and body bytes
 // produced (on success) and consumed (pulled or received), per topic.
-import type { BrokerClient } from "../protocol/core_api.ts";
+import type { BrokerClient, RecordApi } from "../protocol/core_api.ts";
 import type { WireMessage } from "../protocol/types.ts";
 import type { PopCounters } from "./broker_metrics.ts";
 import { bodyBytes, type TrafficCounters } from "./traffic.ts";
 
-/** `api` with produce, produceBatch, pull and receive counted into `traffic`, and POP's
- * receive, ack and nack into `pop`. */
-export function countTraffic<Api extends BrokerClient>(
+/** `api` with produce, produceBatch, pull, pullRecords (remoting) and receive counted into
+ * `traffic`, and POP's receive, ack and nack into `pop`. */
+export function countTraffic<Api extends BrokerClient & RecordApi>(
   api: Api,
   traffic: TrafficCounters,
   pop: PopCounters,
@@ -36,6 +36,13 @@ export function countTraffic<Api extends BrokerClient>(
     pull: async (topic, queueId, request, signal) => {
       const result = await api.pull(topic, queueId, request, signal);
       consumed(result.messages);
+      return result;
+    },
+    pullRecords: async (topic, queueId, request, signal) => {
+      const result = await api.pullRecords(topic, queueId, request, signal);
+      if (result.records.length > 0) {
+        traffic.consumed(topic, result.records.length, result.bodyBytes);
+      }
       return result;
     },
     receive: async (group, options, signal) => {

@@ -42,6 +42,7 @@ import {
   replicationSlave,
 } from "./node_parts.ts";
 import { NodeEligibility } from "./node_eligibility.ts";
+import { isAlive } from "./election.ts";
 import { haStatus } from "./node_status.ts";
 import type { HaNodeDeps, HaRole, HaStatus, MasterParts, SlaveParts } from "./node_types.ts";
 import type { HaApi } from "../protocol/ha_api.ts";
@@ -74,7 +75,7 @@ export class HaNode implements HaApi {
   constructor(deps: HaNodeDeps) {
     this.#d = deps;
     const { config } = deps;
-    this.#address = formatNodeAddress(deps.httpAddress, deps.haAddress);
+    this.#address = formatNodeAddress(deps.httpAddress, deps.haAddress, deps.remotingAddress);
     this.#leases = new KvLeaseStore(deps.kv);
     deps.files.mkdirp(config.store.storePathRootDir);
     this.#epochs = EpochFile.open(
@@ -106,6 +107,26 @@ export class HaNode implements HaApi {
     const m = this.#master;
     if (this.#role === "master" && m !== undefined && this.#writable(m)) return m.broker;
     throw this.#notLeader("Cannot serve this request");
+  }
+
+  /** The group as remoting clients reach it (the NameServer's brokerAddrs): the live lease
+   * holder's remoting address and those of the replicas that published lately. */
+  async remotingReplicas(): Promise<{ brokerId: number; remoting: string; master: boolean }[]> {
+    const record = this.#keeper.lastSeenRecord();
+    const owner = record && this.#recordLive(record) ? record.owner : undefined;
+    const states = await this.#leases.readReplicas(this.#d.config.brokerName);
+    const now = this.#d.nowMs();
+    const out = [];
+    for (const s of states) {
+      const remoting = parseNodeAddress(s.address)?.remoting;
+      if (!remoting || !isAlive(s, now, this.#keeper.settings.replicaStateTtlMs)) continue;
+      out.push({ brokerId: s.brokerId, remoting, master: s.brokerId === owner });
+    }
+    const holder = record && owner !== undefined ? parseNodeAddress(record.address) : undefined;
+    if (holder?.remoting && !out.some((r) => r.master)) {
+      out.push({ brokerId: owner!, remoting: holder.remoting, master: true });
+    }
+    return out;
   }
 
   /** The master's broker figures (on a master) and this replica's replication figures. */

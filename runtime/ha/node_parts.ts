@@ -127,6 +127,7 @@ export function registerRoutes(
   return startRouteRegistration({
     config,
     address: d.httpAddress,
+    remotingAddress: d.remotingAddress,
     broker,
     log,
     nowMs: d.nowMs,

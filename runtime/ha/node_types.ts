@@ -19,6 +19,8 @@ export interface HaNodeDeps extends Omit<BrokerDeps, "store" | "replication"> {
   httpAddress: string;
   /** host:port of this broker's replication listener (fixed for the process). */
   haAddress: { host: string; port: number };
+  /** host:port of this broker's RocketMQ remoting port, when it serves one. */
+  remotingAddress?: string;
 }
 
 // The status and snapshot the HTTP front end serves (functions/routes/ha.ts).

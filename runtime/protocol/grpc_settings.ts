@@ -47,6 +47,34 @@ export const GRPC_SHUTDOWN_MS = intSetting("grpcShutdownMs", "MQ_GRPC_SHUTDOWN_M
   default: 2000,
   doc: "On shutdown, calls in flight get this long before their streams are cut.",
 });
+export const GRPC_AUTO_RENEW_MS = intSetting("grpcAutoRenewMs", "MQ_GRPC_AUTO_RENEW_MS", {
+  unit: "ms",
+  default: 60_000,
+  min: 1000,
+  doc:
+    "Lease of an auto_renew receive (PushConsumer) without invisible_duration; renewed when half is left, until acked.",
+});
+export const GRPC_AUTO_RENEW_MAX_MS = intSetting(
+  "grpcAutoRenewMaxMs",
+  "MQ_GRPC_AUTO_RENEW_MAX_MS",
+  {
+    unit: "ms",
+    default: 3 * 3600_000,
+    defaultText: "10800000 (3 h)",
+    min: 1000,
+    doc: "An auto_renew message held longer than this is no longer renewed and comes back.",
+  },
+);
+export const GRPC_AUTO_RENEW_HELD_MAX = intSetting(
+  "grpcAutoRenewHeldMax",
+  "MQ_GRPC_AUTO_RENEW_HELD_MAX",
+  {
+    unit: "count",
+    default: 100_000,
+    min: 1,
+    doc: "auto_renew messages renewed at once per process; more are leased once, not renewed.",
+  },
+);
 
 export const GRPC_SETTINGS = [
   GRPC_ENABLED,
@@ -56,6 +84,9 @@ export const GRPC_SETTINGS = [
   GRPC_REQUEST_BYTES_MAX,
   GRPC_CLIENTS_MAX,
   GRPC_SHUTDOWN_MS,
+  GRPC_AUTO_RENEW_MS,
+  GRPC_AUTO_RENEW_MAX_MS,
+  GRPC_AUTO_RENEW_HELD_MAX,
 ] as const;
 
 export interface GrpcSettings {
@@ -66,6 +97,9 @@ export interface GrpcSettings {
   grpcRequestBytesMax: number;
   grpcClientsMax: number;
   grpcShutdownMs: number;
+  grpcAutoRenewMs: number;
+  grpcAutoRenewMaxMs: number;
+  grpcAutoRenewHeldMax: number;
 }
 
 /** The gRPC settings from the environment, for split-mode functions (PORT 0 → grpcPort 0
@@ -80,5 +114,8 @@ export function grpcSettingsFromEnv(env: Record<string, string | undefined>): Gr
     grpcRequestBytesMax: fromEnv(GRPC_REQUEST_BYTES_MAX, env),
     grpcClientsMax: fromEnv(GRPC_CLIENTS_MAX, env),
     grpcShutdownMs: fromEnv(GRPC_SHUTDOWN_MS, env),
+    grpcAutoRenewMs: fromEnv(GRPC_AUTO_RENEW_MS, env),
+    grpcAutoRenewMaxMs: fromEnv(GRPC_AUTO_RENEW_MAX_MS, env),
+    grpcAutoRenewHeldMax: fromEnv(GRPC_AUTO_RENEW_HELD_MAX, env),
   };
 }

@@ -362,6 +362,8 @@ export type AckResult =
 export interface RecordPullResult {
   status: PullResult["status"];
   records: Uint8Array[];
+  /** The records' body bytes, summed (what the consume counters count). */
+  bodyBytes: number;
   nextOffset: number;
   minOffset: number;
   maxOffset: number;
