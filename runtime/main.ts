@@ -13,17 +13,17 @@ import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
 import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
-import { type RemotingFront, startRemoting } from "../functions/remoting/mod.ts";
+import type { RemotingFront } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
 import { startRouteRegistration } from "./route_registry.ts";
-import { HaNode } from "./ha/node.ts";
+import type { HaNode } from "./ha/node.ts";
 import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
 import { storeHostOf } from "./core/store_host.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { Readiness } from "./readiness.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
-import { type GrpcServer, startGrpcServer } from "../functions/grpc/server.ts";
+import type { GrpcServer } from "../functions/grpc/server.ts";
 
 /** A free TCP port on `host` (the replication port must be known before the lease names it). */
 async function freePort(platform: Platform, host: string): Promise<number> {
@@ -57,6 +57,11 @@ async function main() {
     }
     throw err;
   }
+  // Front ends and the HA node are loaded only when on, and start loading now, so their
+  // modules (gRPC's grpc-js, node:http2, node:zlib) load while the rest opens (cold start,
+  // bench/README.md "Cold start").
+  const grpcModule = config.grpcEnabled ? import("../functions/grpc/server.ts") : undefined;
+  const remotingModule = config.remotingEnable ? import("../functions/remoting/mod.ts") : undefined;
   const platform = await pickPlatform();
   if (config.remotingEnable && config.remotingPort === 0) {
     // Records name the remoting port as their store host (offset message ids): pick it now,
@@ -145,8 +150,8 @@ async function main() {
     maxRequestBodyBytes: config.requestBodyBytesBackstop,
   }, http.fetch);
   // The RocketMQ 5 gRPC front end (docs/grpc.md) over the same broker.
-  const grpc: GrpcServer | undefined = config.grpcEnabled
-    ? await startGrpcServer({
+  const grpc: GrpcServer | undefined = grpcModule
+    ? await (await grpcModule).startGrpcServer({
       broker: resolver,
       apiKeys: config.apiKeys,
       settings: config,
@@ -177,8 +182,8 @@ async function main() {
   let kv: KvPort | undefined;
   /** A lone broker's NameServer reads other groups from the KV route table (opened lazily). */
   let routeKv: Promise<KvPort> | undefined;
-  if (config.remotingEnable) {
-    remoting = await startRemoting({
+  if (remotingModule) {
+    remoting = await (await remotingModule).startRemoting({
       core: broker ?? leaderCore(() => started().client() as Broker),
       routes: broker
         ? (self) =>
@@ -228,6 +233,7 @@ async function main() {
   if (!broker) {
     kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
     const haPort = config.haPort || await freePort(platform, config.haHost);
+    const { HaNode } = await import("./ha/node.ts");
     node = new HaNode({
       ...deps,
       kv,

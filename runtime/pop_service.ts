@@ -31,7 +31,7 @@ import type { PopAdvance } from "./pop/pop_log.ts";
 import { popOffsetGroupOf, retryTopicOf } from "./pop/group_topics.ts";
 import { OrderlyPop } from "./pop/orderly.ts";
 import type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
-import { ReviveLoop } from "./pop/revive.ts";
+import { reviveLegacy, ReviveLoop } from "./pop/revive.ts";
 
 export type { PopDeps, ReceiveRequest } from "./pop/pop_types.ts";
 
@@ -59,6 +59,11 @@ export class PopService {
 
   async close(): Promise<void> {
     await this.#revive.close();
+  }
+
+  /** A timer-wheel CK (written before the upgrade to in-memory checkpoints) has fired. */
+  reviveLegacy(body: Uint8Array): Promise<unknown> {
+    return reviveLegacy(this.deps, body);
   }
 
   /** Messages received and not settled yet. */
@@ -92,6 +97,11 @@ export class PopService {
   async #popOnce(req: ReceiveRequest, retry: string): Promise<PopMessage[]> {
     const group = this.deps.groupOf(req.group);
     if (group?.messageModel === "BROADCASTING") return this.#popBroadcast(req);
+    // The in-flight bound: a receive takes only the room left (receives running at once
+    // can each take it, so the bound is exceeded by at most one batch per such receive).
+    const room = this.deps.settings.popInflightMax - this.#checkpoints.inFlight;
+    if (room <= 0) return [];
+    if (room < req.max) req = { ...req, max: room };
     if (group?.orderly) return this.#orderly.pop(req, this.#rotation++);
     const { store } = this.deps;
     const sources = [...Array(req.readQueueNums).keys()].map((q) => ({ topic: req.topic, q }));

@@ -64,6 +64,9 @@ export class TimerService {
   /** Delivery lateness samples (ms); bounded ring for stats. */
   readonly lateness: number[] = [];
   delivered = 0;
+  /** Fired timers whose real topic has a handler here go to it instead of that topic (the
+   * POP checkpoints written before POP kept them in memory: PopService.reviveLegacy). */
+  readonly diverted = new Map<string, (record: MessageRecord) => Promise<unknown>>();
 
   constructor(
     private readonly store: MessageStore,
@@ -283,7 +286,12 @@ export class TimerService {
           puts.push(this.store.putMessage(this.#copy(record))); // roll forward
           continue;
         }
-        puts.push(this.store.putMessage(restoreRealMessage(record, this.options.storeHost)));
+        const divert = this.diverted.get(record.properties.get(PROPERTY_REAL_TOPIC)!);
+        puts.push(
+          divert
+            ? divert(record)
+            : this.store.putMessage(restoreRealMessage(record, this.options.storeHost)),
+        );
         this.delivered++;
         this.#sample(now - deliverMs);
       }

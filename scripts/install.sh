@@ -23,6 +23,19 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debi
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium) \
     >/dev/null 2>&1 || echo "install: chromium could not be installed; browser tests will skip"
 fi
+# etcd for the etcd coordination tests (runtime/ha/lease_backends_test.ts, tests/ha_etcd_test.ts):
+# Debian's `etcd-server`, root on Debian only. Tests start their own etcd on free ports; the
+# package's system service must not run, so it is stopped and disabled if the package started it.
+if ! command -v etcd >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server) \
+    >/dev/null 2>&1 || echo "install: etcd-server could not be installed; etcd tests will skip"
+  if [ -d /run/systemd/system ]; then
+    systemctl disable --now etcd >/dev/null 2>&1 || true
+  elif command -v service >/dev/null 2>&1; then
+    service etcd stop >/dev/null 2>&1 || true
+  fi
+fi
 # Prometheus's promtool for the metrics tests: unpacked from Debian's `prometheus` package into
 # .tools/prometheus/ (never installed as a service), root on Debian only.
 if [ ! -x .tools/prometheus/usr/bin/promtool ] && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] \

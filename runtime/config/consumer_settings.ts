@@ -111,6 +111,13 @@ export const CONSUMER_SETTINGS = [
     doc:
       "Revive-topic records read per step of the POP recovery scan, and due messages brought back per revive step.",
   }),
+  intSetting("popInflightMax", "MQ_POP_INFLIGHT_MAX", {
+    unit: "count",
+    default: 200_000,
+    min: 1,
+    doc:
+      "POP messages in flight (received, not settled) over all groups, ~200 B each; past it a receive gets only the room left, or none (it answers empty after its waitMs).",
+  }),
   intSetting("popSettledHandlesMax", "MQ_POP_SETTLED_HANDLES_MAX", {
     unit: "count",
     default: 100_000,

@@ -6,7 +6,7 @@ export const HA_SETTINGS = [
   choiceSetting("haMode", "MQ_HA_MODE", ["none", "cluster"], {
     default: "none",
     doc:
-      "none: a broker on its own. cluster: one replica of the group brokerName, master or slave by the lease in KV (kvPath must then be a KV Connect URL shared by all).",
+      "none: a broker on its own. cluster: one replica of the group brokerName, master or slave by the lease in KV (kvPath must then be a KV Connect URL or etcd:// endpoints shared by all).",
   }),
   intSetting("brokerId", "MQ_BROKER_ID", {
     default: 0,

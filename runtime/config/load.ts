@@ -85,9 +85,9 @@ function checkAcross(c: BrokerConfig) {
       c.timerRollWindowMs,
     );
   }
-  if (c.haMode === "cluster" && !/^https?:\/\//.test(c.kvPath)) {
+  if (c.haMode === "cluster" && !/^(https?|etcd):\/\//.test(c.kvPath)) {
     throw new ConfigError(
-      `haMode cluster needs kvPath to be a KV Connect URL shared by the group (a local KV file cannot be shared), got ${
+      `haMode cluster needs kvPath to be a KV Connect URL or an etcd://host:port[,host:port] list shared by the group (a local KV file cannot be shared), got ${
         JSON.stringify(c.kvPath)
       }`,
       "kvPath",

@@ -69,7 +69,8 @@ export const SERVER_SETTINGS = [
   textSetting("kvPath", "MQ_KV", {
     default: "",
     defaultText: "<dataDir>/kv.sqlite",
-    doc: "KV: a local file path (one process), or a KV Connect URL (several processes).",
+    doc:
+      "Coordination store: a local Deno KV file path (one process), a KV Connect URL (Deno Deploy KV, denokv), or etcd v3 as etcd://host:port[,host:port][?callTimeoutMs=N] (several processes; each etcd call times out after callTimeoutMs, default 5000).",
   }),
   textSetting("kvAccessToken", "DENO_KV_ACCESS_TOKEN", {
     default: "",

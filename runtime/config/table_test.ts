@@ -128,3 +128,13 @@ Deno.test("httpConnectionLimits(): auto guards a server others can reach, not on
   assert.equal(functionsSettingsFromEnv({}).connections, undefined);
   assert.ok(functionsSettingsFromEnv({ MQ_HTTP_CONNECTION_GUARD: "on" }).connections);
 });
+
+Deno.test("haMode cluster takes a KV Connect URL or etcd:// endpoints, never a local KV file", () => {
+  const env = (kv: string) => ({ MQ_HA_MODE: "cluster", MQ_KV: kv });
+  for (const kv of ["https://kv.example/db", "etcd://10.0.0.1:2379,10.0.0.2:2379"]) {
+    assert.equal(loadBrokerConfig({}, env(kv), []).kvPath, kv);
+  }
+  const local = refusal(() => loadBrokerConfig({}, env("/var/mq/kv.sqlite"), []));
+  assert.equal(local.setting, "kvPath");
+  assert.match(local.message, /etcd:\/\//);
+});

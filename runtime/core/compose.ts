@@ -131,6 +131,12 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     timerCheckpointIntervalMs: config.timerCheckpointIntervalMs,
   });
   arrivals.registerSystemTopic(TIMER_TOPIC, () => timers.arriving());
+  // POP CKs on the timer wheel from before the upgrade: held until PopService exists.
+  const legacyCks: Uint8Array[] = [];
+  let reviveLegacy = (
+    body: Uint8Array,
+  ): Promise<unknown> => (legacyCks.push(body), Promise.resolve());
+  timers.diverted.set(REVIVE_TOPIC, (record) => reviveLegacy(record.body));
   await timers.start();
   const metadataHandle = await openMetadataDb(
     `${config.dataDir}/metadata.sqlite`,
@@ -202,6 +208,10 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
   // The revive topic holds POP's own records; PopService keeps their state in memory.
   arrivals.registerSystemTopic(REVIVE_TOPIC, () => {});
   pop.start(); // replays the revive topic: the messages in flight before a restart
+  reviveLegacy = (body) => pop.reviveLegacy(body);
+  for (const body of legacyCks.splice(0)) {
+    pop.reviveLegacy(body).catch((err) => log("error", "revive failed", { err: String(err) }));
+  }
   const egress = createEgress(config, log);
   const subscriptions = new SubscriptionRepo(metadataHandle.db);
   const qstashState = new QstashStateRepo(metadataHandle.db, nowMs);

@@ -1,6 +1,7 @@
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
 import { openSqliteOnBun } from "./bun_sqlite.ts";
 import { type KvOpenOptions, KvPortError, openNodeKv } from "./kv_port.ts";
+import { isEtcdUrl, openEtcdKv } from "./etcd_port.ts";
 import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
 import { guardedServe, listenNodeTcp, systemClock } from "./portable.ts";
 import { listenBunTcp } from "./bun_tcp.ts";
@@ -41,6 +42,7 @@ export function bunPlatform(): Platform {
       if (pathOrUrl === undefined) {
         return Promise.reject(new KvPortError("Cannot open KV without a path or URL off Deno"));
       }
+      if (isEtcdUrl(pathOrUrl)) return openEtcdKv(pathOrUrl);
       return openNodeKv(pathOrUrl, options.accessToken);
     },
     openSqlite: openSqliteOnBun,

@@ -2,6 +2,7 @@ import process from "node:process";
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
 import { openNodeSqlite } from "../../storage/metadata/node_sqlite.ts";
 import { isKvConnectUrl, type KvLike, type KvOpenOptions, KvPortError, wrapKv } from "./kv_port.ts";
+import { isEtcdUrl, openEtcdKv } from "./etcd_port.ts";
 import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
 import { guardedServe, listenNodeTcp, systemClock } from "./portable.ts";
 
@@ -46,8 +47,10 @@ function lenientThenScan(): BodyText {
   };
 }
 
-/** Deno.openKv; for a KV Connect URL, Deno reads the token from DENO_KV_ACCESS_TOKEN. */
+/** Deno.openKv (etcd_port.ts for etcd://); for a KV Connect URL, Deno reads the token from
+ * DENO_KV_ACCESS_TOKEN. */
 async function openKv(pathOrUrl?: string, options: KvOpenOptions = {}) {
+  if (pathOrUrl !== undefined && isEtcdUrl(pathOrUrl)) return await openEtcdKv(pathOrUrl);
   if (typeof Deno.openKv !== "function") {
     throw new KvPortError("Deno.openKv is missing: run with --unstable-kv");
   }

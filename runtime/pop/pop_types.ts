@@ -28,6 +28,7 @@ export interface PopDeps {
     popReadBytesMax: number;
     popReviveBatchNums: number;
     popSettledHandlesMax: number;
+    popInflightMax: number;
     retryMaxTimesDefault: number;
   };
 }

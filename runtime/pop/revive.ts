@@ -8,6 +8,31 @@ import type { OrderlyPop } from "./orderly.ts";
 import type { PopDeps } from "./pop_types.ts";
 import { bury, requeue } from "./requeue.ts";
 
+/**
+ * A CK of the timer-wheel POP (before checkpoints were kept in memory): a timer due at the
+ * message's deadline, body {g, t, q, o, c, ord?}, fired now, so the message was not acked in
+ * time. It comes back (or is buried) as the old revive loop did. An orderly one is left
+ * alone: its queue's pop offset never moved past it, so it is read again anyway.
+ */
+export function reviveLegacy(deps: PopDeps, body: Uint8Array): Promise<unknown> {
+  let ck;
+  try {
+    ck = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return Promise.resolve();
+  }
+  if (typeof ck?.g !== "string" || !Number.isSafeInteger(ck?.c) || ck.ord) {
+    return Promise.resolve();
+  }
+  const original = deps.store.lookMessageByOffset(ck.c);
+  if (!original) return Promise.resolve(); // retention took it: nothing to bring back
+  const reconsumeTimes = original.reconsumeTimes + 1;
+  const max = deps.groupOf(ck.g)?.retryMaxTimes ?? deps.settings.retryMaxTimesDefault;
+  return reconsumeTimes > max
+    ? bury(deps, ck.g, original, reconsumeTimes)
+    : requeue(deps, ck.g, original, reconsumeTimes, false);
+}
+
 /** A message whose return failed (a write was refused) is tried again this much later. */
 const RETRY_AFTER_FAILURE_MS = 1000;
 

@@ -1,10 +1,12 @@
-// A replicated broker group as real processes: one KV Connect host and N brokers
+// A replicated broker group as real processes: one KV Connect host (or one etcd,
+// startEtcd()) and N brokers
 // (haMode cluster) on loopback, each with its own data folder that outlives its process,
 // so a killed replica can be started again on its data.
 import { rmSync } from "node:fs";
 import type { HaStatus } from "../../runtime/ha/node.ts";
 import { type ChildRun, type RuntimeName, startChild } from "./process.ts";
 import { type BrokerProcess, startBroker, tempDir } from "./broker.ts";
+import { type EtcdProcess, startEtcd } from "./etcd.ts";
 
 export const KV_TOKEN = "kv-test-token-0123456789";
 
@@ -17,6 +19,7 @@ export interface Replica {
 export class Cluster implements AsyncDisposable {
   readonly replicas: Replica[];
   #kv: ChildRun | undefined;
+  #etcd: EtcdProcess | undefined;
   kvUrl = "";
   /** Ports of the KV host, fixed so it can be restarted at the same address. */
   #kvPort = 0;
@@ -50,7 +53,15 @@ export class Cluster implements AsyncDisposable {
     this.#kvPort = Number(new URL(url).port);
   }
 
+  /** etcd instead of the KV host: brokers get MQ_KV=etcd://127.0.0.1:port. */
+  async startEtcd(): Promise<void> {
+    this.#etcd = await startEtcd();
+    this.kvUrl = this.#etcd.url;
+  }
+
   async stopKv(): Promise<void> {
+    await this.#etcd?.[Symbol.asyncDispose]();
+    this.#etcd = undefined;
     this.#kv?.kill("SIGKILL");
     await this.#kv?.exited;
     this.#kv = undefined;
