@@ -22,6 +22,10 @@
 //                                message, as SimpleConsumer acks) from 4 loops in this
 //                                process, over a queue filled beforehand
 //   http_pop_receive_ack_msgs_per_s  the same over HTTP POP: receive (max 32) + ack batch
+//   *_pop_*cpu_us_per_msg / grpc_receive_*  broker (server) and consumer (client: this
+//                                process) CPU per message received and acked: grpc-js's
+//                                client decodes every message and costs several times the
+//                                HTTP client's, on the same 2 cores (bench/README.md)
 // bench/grpc/h2_floor.ts measures the runtime's own node:http2 floor. The load generators
 // share the 2 cores with the broker; the ratios hold on a noisy machine better than the
 // absolute figures (bench/README.md).
@@ -209,10 +213,21 @@ async function prefill(mq: MqClient, topic: string) {
   }
 }
 
-/** Messages/s received and acked by `loops` loops of `step` for `seconds`. */
-async function drainRate(step: () => Promise<number>): Promise<number> {
+interface DrainRate {
+  perSecond: number;
+  /** The broker's CPU per message received and acked. */
+  serverCpuUs: number;
+  /** This process's (the consumer's) CPU per message. */
+  clientCpuUs: number;
+}
+
+/** Messages/s received and acked by `loops` loops of `step` for `seconds`, and the CPU
+ * per message of the broker and of this process (the consumer loops run here). */
+async function drainRate(brokerPid: number, step: () => Promise<number>): Promise<DrainRate> {
   const until = performance.now() + seconds * 1000;
   const started = performance.now();
+  const serverCpu = cpuSecondsOf(brokerPid);
+  const clientCpu = process.cpuUsage();
   let n = 0;
   await Promise.all(Array.from({ length: RECEIVE_LOOPS }, async () => {
     while (performance.now() < until) {
@@ -221,7 +236,12 @@ async function drainRate(step: () => Promise<number>): Promise<number> {
       n += got;
     }
   }));
-  return n / ((performance.now() - started) / 1000);
+  const client = process.cpuUsage(clientCpu);
+  return {
+    perSecond: n / ((performance.now() - started) / 1000),
+    serverCpuUs: (cpuSecondsOf(brokerPid) - serverCpu) * 1e6 / n,
+    clientCpuUs: (client.user + client.system) / n,
+  };
 }
 
 function grpcConsumer(address: string) {
@@ -323,9 +343,9 @@ try {
   await prefill(mq, "pop-grpc");
   await prefill(mq, "pop-http");
   const consumer = grpcConsumer(broker.grpc);
-  const grpcPop = await drainRate(consumer.step);
+  const grpcPop = await drainRate(broker.pid, consumer.step);
   consumer.close();
-  const httpPop = await drainRate(async () => {
+  const httpPop = await drainRate(broker.pid, async () => {
     const got = await mq.receive("http-pop", {
       topic: "pop-http",
       max: RECEIVE_BATCH,
@@ -335,7 +355,13 @@ try {
     await mq.ackBatch("http-pop", got.map((m) => m.receiptHandle));
     return got.length;
   });
-  say(`receive+ack: grpc ${Math.round(grpcPop)} msgs/s, http ${Math.round(httpPop)} msgs/s`);
+  say(
+    `receive+ack: grpc ${Math.round(grpcPop.perSecond)} msgs/s (${
+      Math.round(grpcPop.serverCpuUs)
+    } us broker cpu, ${Math.round(grpcPop.clientCpuUs)} us consumer cpu per msg), http ${
+      Math.round(httpPop.perSecond)
+    } msgs/s (${Math.round(httpPop.serverCpuUs)} us, ${Math.round(httpPop.clientCpuUs)} us)`,
+  );
   const out = {
     bench: "grpc",
     runtime: `${rt.name} ${rt.version}`,
@@ -356,9 +382,14 @@ try {
     ),
     grpc_client_cpu_us_per_call: round(median(grpcRates.map((r) => r.clientCpuUs))),
     http_client_cpu_us_per_call: round(median(httpRates.map((r) => r.clientCpuUs))),
-    grpc_receive_ack_msgs_per_s: Math.round(grpcPop),
-    http_pop_receive_ack_msgs_per_s: Math.round(httpPop),
-    grpc_vs_http_pop_ratio: Number((grpcPop / httpPop).toFixed(3)),
+    grpc_receive_ack_msgs_per_s: Math.round(grpcPop.perSecond),
+    http_pop_receive_ack_msgs_per_s: Math.round(httpPop.perSecond),
+    grpc_vs_http_pop_ratio: Number((grpcPop.perSecond / httpPop.perSecond).toFixed(3)),
+    grpc_receive_server_cpu_us_per_msg: round(grpcPop.serverCpuUs),
+    http_pop_server_cpu_us_per_msg: round(httpPop.serverCpuUs),
+    grpc_vs_http_pop_cpu_ratio: round(httpPop.serverCpuUs / grpcPop.serverCpuUs),
+    grpc_receive_client_cpu_us_per_msg: round(grpcPop.clientCpuUs),
+    http_pop_client_cpu_us_per_msg: round(httpPop.clientCpuUs),
   };
   if (json) process.stdout.write(JSON.stringify(out) + "\n");
   else say(JSON.stringify(out, null, 2));

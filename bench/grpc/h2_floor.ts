@@ -12,6 +12,10 @@
 //                        (on Deno behind functions/grpc/goaway_shield.ts, as the broker)
 //   h2_vs_native_ratio   the best ratio any gRPC server on node:http2 can reach here
 //   *_cpu_us_per_call    this process's CPU per call (process.cpuUsage)
+//   bun_serve_h2c_*      (Bun) Bun.serve's experimental h2c answering the same reply, 4 x 16;
+//   bun_serve_trailers   whether it delivered response trailers (needed for gRPC: no, in
+//                        1.4.5, so grpc-status rides in the headers and the figure is a
+//                        ceiling, not a usable gRPC transport); h2_trailers: node:http2's
 // grpc_bench.ts's grpc_vs_http_produce_ratio, set against this one, tells the broker's and
 // grpc-js's share from the runtime's (bench/README.md, "gRPC front end").
 import http2 from "node:http2";
@@ -70,6 +74,49 @@ const native = await platform.serve(
   },
 );
 
+// Bun only: Bun.serve's own HTTP/2 (h2c by prior knowledge, `http2: true`, experimental in
+// 1.4.5) answering the same gRPC reply. A Response has no trailers, so grpc-status can only
+// go in the headers (valid gRPC only for a reply without messages, "Trailers-Only"): the
+// figure is what a native transport would start from if Bun gave it trailers.
+// deno-lint-ignore no-explicit-any
+const bun = (globalThis as any).Bun;
+const h2c = bun?.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  http2: true,
+  async fetch(req: Request) {
+    await req.arrayBuffer().catch(() => {});
+    return new Response(REPLY as Uint8Array<ArrayBuffer>, {
+      headers: { "content-type": "application/grpc", "grpc-status": "0" },
+      trailers: { "grpc-status": "0" }, // not in the Fetch API: does Bun send it?
+    } as ResponseInit);
+  },
+});
+
+/** Whether a gRPC-style call to `port` gets response trailers, and over HTTP/2. */
+function trailersOf(port: number): Promise<{ h2: boolean; trailers: boolean }> {
+  return new Promise((resolve) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on("error", () => resolve({ h2: false, trailers: false }));
+    const req = session.request({
+      ":method": "POST",
+      ":path": "/apache.rocketmq.v2.MessagingService/SendMessage",
+      "content-type": "application/grpc",
+      te: "trailers",
+    });
+    let trailers = false, h2 = false;
+    req.on("response", () => h2 = true);
+    req.on("trailers", () => trailers = true);
+    req.on("data", () => {});
+    req.on("error", () => {});
+    req.on("close", () => {
+      session.close();
+      resolve({ h2, trailers });
+    });
+    req.end(grpcFrame(new Uint8Array(8)));
+  });
+}
+
 const dir = mkdtempSync(`${tmpdir()}/mq-h2-floor-`);
 writeFileSync(`${dir}/grpc.bin`, grpcFrame(new Uint8Array(1088).fill(0x78)));
 writeFileSync(`${dir}/body.bin`, "x".repeat(1024));
@@ -101,8 +148,23 @@ const httpRun = () =>
       h1: true,
     })
   );
+const h2cRun = () =>
+  cpuOf(() =>
+    runH2load({
+      url: `http://127.0.0.1:${h2c.port}/apache.rocketmq.v2.MessagingService/SendMessage`,
+      seconds,
+      connections: 4,
+      streams: 16,
+      dataFile: `${dir}/grpc.bin`,
+      headers: { "content-type": "application/grpc", te: "trailers" },
+    })
+  );
 try {
   say(`h2 floor on ${rt.name} ${rt.version}: ${seconds} s x ${rounds} rounds`);
+  const n: { perSecond: number; cpuUs: number }[] = [];
+  const nodeCheck = await trailersOf(h2Port);
+  const bunCheck = h2c ? await trailersOf(h2c.port) : undefined;
+  if (h2c) await h2cRun();
   await grpcRun();
   await httpRun();
   const g: { perSecond: number; cpuUs: number }[] = [];
@@ -111,6 +173,7 @@ try {
   for (let i = 0; i < rounds; i++) {
     h.push(await httpRun());
     g.push(await grpcRun());
+    if (h2c) n.push(await h2cRun());
     ratios.push(g[i].perSecond / h[i].perSecond);
     say(
       `round ${i + 1}: native ${Math.round(h[i].perSecond)}/s, h2 ${Math.round(g[i].perSecond)}/s`,
@@ -126,11 +189,24 @@ try {
     h2_vs_native_ratio: round(median(ratios)),
     h2_cpu_us_per_call: round(median(g.map((x) => x.cpuUs))),
     native_cpu_us_per_call: round(median(h.map((x) => x.cpuUs))),
+    h2_trailers: nodeCheck.trailers,
+    ...(bunCheck
+      ? {
+        bun_serve_h2c: bunCheck.h2,
+        bun_serve_trailers: bunCheck.trailers,
+        bun_serve_h2c_calls_per_s: Math.round(median(n.map((x) => x.perSecond))),
+        bun_serve_h2c_cpu_us_per_call: round(median(n.map((x) => x.cpuUs))),
+        bun_serve_h2c_vs_h2_ratio: round(
+          median(n.map((x) => x.perSecond)) / median(g.map((x) => x.perSecond)),
+        ),
+      }
+      : {}),
   };
   process.stdout.write(JSON.stringify(out) + "\n");
 } finally {
   rmSync(dir, { recursive: true, force: true });
   await native.close({ force: true });
+  h2c?.stop(true);
   await shield?.close();
   h2.close();
 }

@@ -12,12 +12,14 @@ import { GrpcRefusal, isAuthRefusal, type Status, statusOf } from "./status.ts";
 // deno-lint-ignore no-explicit-any -- messages are the proto loader's plain objects
 export type Req = any;
 export type Res = Record<string, unknown>;
+/** A streamed response: an object, or its bytes already encoded (delivered_wire.ts). */
+export type StreamRes = Res | Uint8Array;
 
 export type UnaryHandler = (req: Req, caller: Caller) => Promise<Res>;
 export type StreamHandler = (
   req: Req,
   caller: Caller,
-  call: grpc.ServerWritableStream<Req, Res>,
+  call: grpc.ServerWritableStream<Req, StreamRes>,
 ) => Promise<void>;
 
 /** The gRPC status a refusal ends a call with, or undefined for a business refusal. */
@@ -60,7 +62,7 @@ export function serverStream(
   deps: GrpcDeps,
   rpc: string,
   handler: StreamHandler,
-): grpc.handleServerStreamingCall<Req, Res> {
+): grpc.handleServerStreamingCall<Req, StreamRes> {
   return (call) => {
     deps.auth.caller(call.metadata)
       .then((caller) => handler(call.request ?? {}, caller, call))
@@ -79,7 +81,7 @@ export function serverStream(
 }
 
 /** An AbortSignal that fires when the client cancels the call or its deadline passes. */
-export function cancelSignal(call: grpc.ServerWritableStream<Req, Res>): AbortSignal {
+export function cancelSignal(call: grpc.ServerWritableStream<Req, StreamRes>): AbortSignal {
   const ac = new AbortController();
   if (call.cancelled) ac.abort();
   else call.once("cancelled", () => ac.abort());
@@ -87,7 +89,7 @@ export function cancelSignal(call: grpc.ServerWritableStream<Req, Res>): AbortSi
 }
 
 /** Milliseconds left before the call's deadline (Infinity when it has none). */
-export function msLeft(call: grpc.ServerWritableStream<Req, Res>, nowMs: number): number {
+export function msLeft(call: grpc.ServerWritableStream<Req, StreamRes>, nowMs: number): number {
   const d = call.getDeadline();
   const at = d instanceof Date ? d.getTime() : Number(d);
   return Number.isFinite(at) ? at - nowMs : Infinity;

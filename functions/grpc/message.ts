@@ -65,6 +65,17 @@ export function toProduceMessage(m: SentMessage): ProduceMessage {
   return out;
 }
 
+/** FIFO when it has a message group, DELAY when it carries a delivery time, else NORMAL. */
+export function deliveryTypeOf(w: WireMessage): { type: number; deliverAt: number } {
+  const deliverAt = Number(w.properties[TIMER_DELIVER_MS] ?? NaN);
+  const type = w.shardingKey !== undefined
+    ? MessageType.FIFO
+    : Number.isFinite(deliverAt)
+    ? MessageType.DELAY
+    : MessageType.NORMAL;
+  return { type, deliverAt };
+}
+
 /** A delivered message. `receiptHandle` only for POP; `queueOffset` as stored. */
 export function toDeliveredMessage(
   w: WireMessage | PopMessage,
@@ -75,12 +86,7 @@ export function toDeliveredMessage(
   const body = w.bodyEncoding === "base64" ? Buffer.from(w.body, "base64") : Buffer.from(w.body);
   const userProperties: Record<string, string> = {};
   for (const k in w.properties) if (isUserPropertyName(k)) userProperties[k] = w.properties[k];
-  const deliverAt = Number(w.properties[TIMER_DELIVER_MS] ?? NaN);
-  const type = w.shardingKey !== undefined
-    ? MessageType.FIFO
-    : Number.isFinite(deliverAt)
-    ? MessageType.DELAY
-    : MessageType.NORMAL;
+  const { type, deliverAt } = deliveryTypeOf(w);
   const sys: Record<string, unknown> = {
     keys: w.keys ?? [],
     messageId: w.messageId,

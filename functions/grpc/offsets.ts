@@ -5,7 +5,8 @@ import type { Caller } from "./auth.ts";
 import { cancelSignal, msLeft, type Req, type Res, serverStream, unary } from "./calls.ts";
 import type { GrpcDeps } from "./deps.ts";
 import { tagsOf, tagsText } from "./filter.ts";
-import { toDeliveredMessage, toMs } from "./message.ts";
+import { encodeDelivered } from "./delivered_wire.ts";
+import { toMs } from "./message.ts";
 import { Code, OK, status } from "./status.ts";
 
 const QueryOffsetPolicy = { BEGINNING: 0, END: 1, TIMESTAMP: 2 } as const;
@@ -94,9 +95,7 @@ export function offsetHandlers(deps: GrpcDeps) {
           : status(Code.MESSAGE_NOT_FOUND, `No new message (${r.status})`),
       });
       for (const m of r.messages) {
-        call.write({
-          message: toDeliveredMessage(m, deps.names, caller.namespace, deps.storeHost),
-        });
+        call.write(encodeDelivered(m, deps.names, caller.namespace, deps.storeHost));
       }
       call.write({ nextOffset: r.nextOffset });
     }),

@@ -1,5 +1,6 @@
 // The RocketMQ 5 service definitions, loaded at run time from the .proto files that come
 // with the rocketmq-client-nodejs package (a runtime dependency: they are not copied here).
+import { Buffer } from "node:buffer";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
@@ -23,7 +24,17 @@ export function loadMessagingService(): grpc.ServiceDefinition {
   const pkg = grpc.loadPackageDefinition(definition) as unknown as {
     apache: { rocketmq: { v2: { MessagingService: { service: grpc.ServiceDefinition } } } };
   };
-  return pkg.apache.rocketmq.v2.MessagingService.service;
+  const service = pkg.apache.rocketmq.v2.MessagingService.service;
+  // Responses may come already encoded (delivered_wire.ts): those pass as they are.
+  for (const name of ["ReceiveMessage", "PullMessage"]) {
+    const method = service[name];
+    const serialize = method.responseSerialize;
+    method.responseSerialize = (value: unknown) =>
+      value instanceof Uint8Array
+        ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+        : serialize(value);
+  }
+  return service;
 }
 
 /** The RPC names of the service, as grpc-js keys its handlers (lower camel case). */

@@ -5,10 +5,11 @@
 // Nothing found: MESSAGE_NOT_FOUND after the poll time, as the proxy answers.
 import type * as grpc from "@grpc/grpc-js";
 import type { Caller } from "./auth.ts";
-import { cancelSignal, msLeft, type Req, type Res, serverStream } from "./calls.ts";
+import { cancelSignal, msLeft, type Req, serverStream, type StreamRes } from "./calls.ts";
 import type { GrpcDeps } from "./deps.ts";
 import { tagsOf } from "./filter.ts";
-import { fromMs, toDeliveredMessage, toMs } from "./message.ts";
+import { encodeDelivered } from "./delivered_wire.ts";
+import { fromMs, toMs } from "./message.ts";
 import { Code, OK, status } from "./status.ts";
 
 /** Messages per receive when the client names none (the proxy's cap). */
@@ -20,7 +21,7 @@ async function receive(
   deps: GrpcDeps,
   req: Req,
   caller: Caller,
-  call: grpc.ServerWritableStream<Req, Res>,
+  call: grpc.ServerWritableStream<Req, StreamRes>,
 ): Promise<void> {
   const group = deps.names.inward(req.group, caller.namespace, "group");
   const topic = deps.names.inward(req.messageQueue?.topic, caller.namespace, "topic");
@@ -59,7 +60,7 @@ async function receive(
       renew.hold(group, caller.clientId, kept.map((m) => m.receiptHandle), invisibleMs);
     }
     for (const m of kept) {
-      call.write({ message: toDeliveredMessage(m, deps.names, caller.namespace, deps.storeHost) });
+      call.write(encodeDelivered(m, deps.names, caller.namespace, deps.storeHost));
     }
   }
   call.write({ deliveryTimestamp: fromMs(deps.nowMs()) });
