@@ -1,14 +1,10 @@
 // A consumer's own verdict that a received message is dead (RocketMQ 5's
 // ForwardMessageToDeadLetterQueue, which FIFO push consumers call after their local
-// retries): the message goes to %DLQ%{group} as the revive loop would bury it (same id,
-// body and properties, original topic kept), then its receipt handle is acked.
-import {
-  PROPERTY_DLQ_ORIGIN_TOPIC,
-  PROPERTY_RETRY_TOPIC,
-} from "../../storage/message/message_const.ts";
+// retries): the message goes to %DLQ%{group} as the revive loop buries it (pop/requeue.ts:
+// same id, body and properties, original topic kept), then its receipt handle is acked.
 import type { MessageStore } from "../../storage/message_store.ts";
 import { BrokerError } from "../protocol/errors.ts";
-import { dlqTopicOf } from "../pop/group_topics.ts";
+import { bury } from "../pop/requeue.ts";
 import type { Checkpoint } from "../pop/checkpoint.ts";
 import type { GroupRegistry } from "./group_registry.ts";
 
@@ -35,19 +31,6 @@ export async function forwardToDlq(
       `Cannot dead-letter the message of ${handle}: it is no longer in the CommitLog`,
     );
   }
-  const properties = new Map(record.properties);
-  if (!properties.has(PROPERTY_RETRY_TOPIC)) properties.set(PROPERTY_RETRY_TOPIC, record.topic);
-  properties.set(PROPERTY_DLQ_ORIGIN_TOPIC, properties.get(PROPERTY_RETRY_TOPIC)!);
-  await d.store.putMessage({
-    topic: dlqTopicOf(group),
-    queueId: 0,
-    body: record.body,
-    flag: record.flag,
-    properties,
-    bornTimestamp: record.bornTimestamp,
-    bornHost: record.bornHost,
-    storeHost: d.storeHost,
-    reconsumeTimes: record.reconsumeTimes,
-  });
+  await bury(d, group, record, record.reconsumeTimes);
   await d.ack(group, handle);
 }

@@ -8,9 +8,12 @@ import type { MessageRecord } from "../../storage/message/record.ts";
 import { dlqTopicOf, retryTopicOf } from "./group_topics.ts";
 import type { PopDeps } from "./pop_types.ts";
 
+/** What a copy needs: where to put it and the store host it carries. */
+type CopyDeps = Pick<PopDeps, "store" | "storeHost">;
+
 /** Past retryMaxTimes: to %DLQ%{group}, keeping id, body, properties, original topic. */
 export function bury(
-  deps: PopDeps,
+  deps: CopyDeps,
   group: string,
   original: MessageRecord,
   reconsumeTimes: number,
@@ -19,7 +22,7 @@ export function bury(
 }
 
 export function requeue(
-  deps: PopDeps,
+  deps: CopyDeps,
   group: string,
   original: MessageRecord,
   reconsumeTimes: number,
