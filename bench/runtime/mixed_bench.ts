@@ -24,14 +24,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { MqClient } from "../../client/mod.ts";
-import {
-  brokerDenoV8Flags,
-  commandLine,
-  machineIdleShare,
-  round,
-  runtimeInfo,
-  say,
-} from "../support.ts";
+import { commandLine, machineIdleShare, round, runtimeInfo, say } from "../support.ts";
+import { type ServerChild, startBroker, startServer } from "../broker_process.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -41,45 +35,8 @@ const baselineSeconds = flags.number("baseline-seconds", 20);
 const CONSUMERS = 4;
 const QUEUES = 8;
 const runtime = runtimeInfo();
-// deno-lint-ignore no-explicit-any
-const isDeno = !!(globalThis as any).Deno;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Child {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-/** A child server on this runtime; resolves at its {"event":"listening"} line. */
-function startServer(script: string, env: Record<string, string>): Promise<Child> {
-  const args = isDeno ? ["run", brokerDenoV8Flags(), "-A", script] : ["run", script];
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const closed = new Promise<void>((r) => child.on("close", () => r()));
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    let up = false;
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      if (up) return;
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (!line) return;
-      up = true;
-      resolve({
-        url: JSON.parse(line).url,
-        pid: child.pid!,
-        stop: () => (child.kill("SIGTERM"), closed),
-      });
-    });
-    child.on("error", reject);
-    closed.then(() => up || reject(new Error(`${script} exited early`)));
-  });
-}
 
 interface Produced {
   sent: number;
@@ -152,16 +109,9 @@ say(
 );
 const idleBefore = await machineIdleShare();
 const receiver = await startServer(here("../webhook/receiver_server.ts"), {});
-let broker: Child | undefined;
+let broker: ServerChild | undefined;
 try {
-  broker = await startServer(here("../../runtime/main.ts"), {
-    PORT: "0",
-    MQ_NAMESRV_PORT: "0",
-    MQ_REMOTING_PORT: "0",
-    DATA_DIR: dataDir,
-    MQ_LOG_LEVEL: "error",
-    MQ_WEBHOOK_ALLOW_HOSTS: "127.0.0.1",
-  });
+  broker = await startBroker(dataDir, { MQ_WEBHOOK_ALLOW_HOSTS: "127.0.0.1" });
   const mq = new MqClient({ baseUrl: broker.url });
   for (const t of ["alone", "mixed"]) {
     await mq.upsertTopic(t, { readQueueNums: QUEUES, writeQueueNums: QUEUES });
