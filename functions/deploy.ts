@@ -8,10 +8,7 @@
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { remoteQstash } from "./qstash/remote.ts";
-import { MqClient } from "../client/mod.ts";
-import { TransactionClient, withTransactions } from "../client/transactions.ts";
-import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
+import { brokerLink } from "./broker_link.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { denoPlatform } from "../runtime/platform/deno.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -36,25 +33,8 @@ const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigi
   functionsSettingsFromEnv(process.env);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
-// Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
-// served here too.
-const brokerToken = env("MQ_BROKER_TOKEN") || undefined;
-const brokers = remoteQstash(
-  // The resolver fails over to another broker itself; the app renders the broker's own
-  // BrokerError class.
-  (baseUrl) => {
-    const options = {
-      baseUrl,
-      token: brokerToken,
-      retries: 0,
-      mapError: (e: { toProblem(): ProblemJson; status: number }) =>
-        BrokerError.fromProblem(e.toProblem(), e.status),
-    };
-    // ...and its transaction calls (client/transactions.ts).
-    return withTransactions(new MqClient(options), new TransactionClient(options));
-  },
-  { token: brokerToken },
-);
+// The SDK client with the operations, transaction and QStash calls (so /v2 is served here too).
+const brokers = brokerLink(env("MQ_BROKER_TOKEN") || undefined);
 const app = await createApp({
   broker: new KvRouteResolver(
     {

@@ -9,11 +9,7 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { BrokerError as SdkError, MqClient } from "../client/mod.ts";
-import { TransactionClient, withTransactions } from "../client/transactions.ts";
-import { AdminHttp } from "../cli/admin_http.ts";
-import { remoteQstash } from "./qstash/remote.ts";
-import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
+import { brokerLink } from "./broker_link.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -55,43 +51,8 @@ try {
 const { limits, routeExpiryMs, routeCacheMs } = settings;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
-/** The SDK client plus the operations views (OpsApi) over the broker's own routes, until
- * the SDK carries them. */
-const withOps = (client: MqClient, baseUrl: string) => {
-  const ops = new AdminHttp(baseUrl, brokerToken);
-  // The broker's own BrokerError class, as mapError gives the SDK's calls.
-  const mapped = <T>(p: Promise<T>) =>
-    p.catch((e) => {
-      throw e instanceof SdkError ? BrokerError.fromProblem(e.toProblem(), e.status) : e;
-    });
-  return Object.assign(client, {
-    listGroups: () => mapped(ops.listGroups()),
-    topicStats: (topic: string) => mapped(ops.topicStats(topic)),
-    groupProgress: (group: string) => mapped(ops.groupProgress(group)),
-    clusterView: () => mapped(ops.clusterView()),
-  });
-};
-// Each broker client made also reaches that broker's QStash calls (/v1/qstash), so /v2 is
-// served here too.
-const brokers = remoteQstash(
-  (baseUrl) => {
-    const options = {
-      baseUrl,
-      token: brokerToken,
-      // The resolver fails over to another broker itself; the app renders the broker's
-      // own BrokerError class.
-      retries: 0,
-      mapError: (e: { toProblem(): ProblemJson; status: number }) =>
-        BrokerError.fromProblem(e.toProblem(), e.status),
-    };
-    // ...and its transaction calls (client/transactions.ts).
-    return withTransactions(
-      withOps(new MqClient(options), baseUrl),
-      new TransactionClient(options),
-    );
-  },
-  { token: brokerToken },
-);
+// The SDK client with the operations, transaction and QStash calls (so /v2 is served here too).
+const brokers = brokerLink(brokerToken);
 const resolver = new KvRouteResolver(
   { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
   { connect: brokers.connect, cacheMs: routeCacheMs, nowMs },
