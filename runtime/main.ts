@@ -222,6 +222,7 @@ async function main() {
       connectionsMax: config.remotingConnectionsMax,
       inFlightMax: config.remotingInFlightMax,
       popHandlesMax: config.remotingPopHandlesMax,
+      subscriptionsMax: config.remotingSubscriptionsMax,
     }).catch(async (err) => {
       // A taken port: say which setting to change, and close the store cleanly.
       process.stderr.write(`${(err as Error).message}\n`);

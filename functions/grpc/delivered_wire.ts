@@ -9,11 +9,9 @@ import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { isUserPropertyName } from "../../runtime/protocol/names.ts";
 import type { PopMessage, WireMessage } from "../../runtime/protocol/types.ts";
-import { deliveryTypeOf, fromMs, MessageType } from "./message.ts";
+import { deliveryTypeOf, DIGEST_MD5, ENCODING_IDENTITY, fromMs, MessageType } from "./message.ts";
 import type { Names } from "./resources.ts";
 
-const DIGEST_MD5 = 2;
-const ENCODING_IDENTITY = 1;
 /** Field 2 (`message`) of ReceiveMessageResponse and of PullMessageResponse. */
 const RESPONSE_MESSAGE_TAG = 0x12;
 

@@ -9,8 +9,10 @@ import { BrokerError } from "../../runtime/protocol/errors.ts";
 import { type Names, type Resource } from "./resources.ts";
 
 export const MessageType = { NORMAL: 1, FIFO: 2, DELAY: 3, TRANSACTION: 4 } as const;
-const DIGEST_MD5 = 2;
-const ENCODING_IDENTITY = 1;
+/** apache.rocketmq.v2.DigestType */
+export const DIGEST_MD5 = 2;
+/** apache.rocketmq.v2.Encoding */
+export const ENCODING_IDENTITY = 1;
 const ENCODING_GZIP = 2;
 /** The stored property that holds a timed message's delivery time (RocketMQ's). */
 const TIMER_DELIVER_MS = "TIMER_DELIVER_MS";

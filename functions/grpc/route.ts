@@ -4,7 +4,7 @@
 // keeps talking to this process. The broker picks the store queue on send (Node always
 // sends queue 0) and a receive pops every queue, so queue ids here are for show, except
 // that Node needs queue 0 readable and writable.
-import type { TopicConfig } from "../../runtime/protocol/types.ts";
+import { PERM_READ, PERM_WRITE, type TopicConfig } from "../../runtime/protocol/types.ts";
 import type { Caller } from "./auth.ts";
 import { type Req, type Res, unary } from "./calls.ts";
 import type { GrpcDeps } from "./deps.ts";
@@ -12,8 +12,6 @@ import { MessageType } from "./message.ts";
 import { OK } from "./status.ts";
 
 const Permission = { NONE: 1, READ: 2, WRITE: 3, READ_WRITE: 4 } as const;
-const PERM_READ = 4;
-const PERM_WRITE = 2;
 
 function permission(topic: TopicConfig, queueId: number): number {
   const read = (topic.perm & PERM_READ) !== 0 && queueId < topic.readQueueNums;

@@ -65,10 +65,6 @@ export const ResponseCode = {
 /** PullSysFlag bits. */
 export const PullSysFlag = { COMMIT_OFFSET: 1, SUSPEND: 2, SUBSCRIPTION: 4, CLASS_FILTER: 8 };
 
-/** Permission bits of queue data (PermName). */
-export const PERM_READ = 4;
-export const PERM_WRITE = 2;
-
 /** The response code a refusal from the core maps to. */
 export function responseCodeOf(err: BrokerError): number {
   switch (err.code) {

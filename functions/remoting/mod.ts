@@ -40,6 +40,8 @@ export interface RemotingOptions {
   inFlightMax: number;
   /** POP receipts remembered for remoting clients (remotingPopHandlesMax). */
   popHandlesMax: number;
+  /** Subscriptions remembered from heartbeats: a Java consumer's tags per (group, topic). */
+  subscriptionsMax: number;
   /** The NameServer's broker groups; default: this broker alone (its topics, its remoting
    * address). The hook for routes over several groups (the KV route table's entries carry
    * `remotingAddress`). */
@@ -52,9 +54,6 @@ export interface RemotingFront {
   brokerAddress: string;
   close(): Promise<void>;
 }
-
-/** Subscriptions remembered from heartbeats: a Java consumer's tags per (group, topic). */
-const SUBSCRIPTIONS_MAX = 65_536;
 
 export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> {
   const auth = new RemotingAuth(o.apiKeys, await Authenticator.create(o.apiKeys));
@@ -70,7 +69,7 @@ export async function startRemoting(o: RemotingOptions): Promise<RemotingFront> 
     auth,
     storeHost: o.storeHost,
     autoCreateGroups: o.autoCreateGroups,
-    subscriptionsMax: SUBSCRIPTIONS_MAX,
+    subscriptionsMax: o.subscriptionsMax,
     popHandlesMax: o.popHandlesMax,
   });
   const brokerServer = new RemotingServer({

@@ -4,6 +4,7 @@
 // id 0). Admin tools ask for the cluster (106) and the topic list (206). Brokers register in
 // the KV route table, not here: REGISTER_BROKER is not served.
 import { BrokerError } from "../../runtime/protocol/errors.ts";
+import { PERM_INHERIT, PERM_READ, PERM_WRITE } from "../../runtime/protocol/types.ts";
 import { type RemotingCommand, responseTo } from "./codec.ts";
 import { RequestCode, ResponseCode } from "./codes.ts";
 import { jsonBody, ok, optionalText, text } from "./headers.ts";
@@ -29,8 +30,8 @@ export interface NamesrvOptions {
   auth: RemotingAuth;
 }
 
-const PERM_RW = 6; // READ | WRITE: retry and DLQ topics (§9)
-const PERM_RWI = 7; // TBW102 also INHERIT
+const PERM_RW = PERM_READ | PERM_WRITE; // retry and DLQ topics (§9)
+const PERM_RWI = PERM_RW | PERM_INHERIT; // TBW102
 const DEFAULT_TOPIC = "TBW102";
 
 export function namesrvHandler(o: NamesrvOptions): RequestHandler {

@@ -62,6 +62,14 @@ export const REMOTING_SETTINGS = [
     doc:
       "POP receipts remembered for remoting clients (their extraInfo → our receipt handle); past it the oldest is forgotten and its ACK answers NO_MESSAGE (the message comes back when its invisible time ends).",
   }),
+  intSetting("remotingSubscriptionsMax", "MQ_REMOTING_SUBSCRIPTIONS_MAX", {
+    unit: "count",
+    default: 65_536,
+    min: 16,
+    why: "one small entry per (group, topic) a consumer's heartbeat names",
+    doc:
+      "Subscriptions (a consumer's tag expression per group and topic) remembered from remoting heartbeats, for pulls that carry none; past it the oldest is forgotten until the next heartbeat names it again.",
+  }),
   boolSetting("autoCreateSubscriptionGroup", "MQ_AUTO_CREATE_GROUP", {
     default: true,
     doc: "Create a consumer group on a remoting client's first heartbeat.",

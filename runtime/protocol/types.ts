@@ -88,6 +88,10 @@ export interface PullResult {
 }
 
 export type Perm = number; // READ 4 | WRITE 2 | INHERIT 1
+/** RocketMQ's PermName bits, as every front end shows them (storage/metadata keeps its own). */
+export const PERM_READ = 4;
+export const PERM_WRITE = 2;
+export const PERM_INHERIT = 1;
 
 export interface TopicConfig {
   name: string;
