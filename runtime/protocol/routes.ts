@@ -18,6 +18,9 @@ export interface RouteEntry {
   cluster: string;
   brokerName: string;
   address: string;
+  /** The HTTP API's base URL when it is not `http://${address}` (a broker serving TLS
+   * registers its https:// URL); read it through brokerUrl(). */
+  url?: string;
   /** host:port of the broker's RocketMQ remoting port, when it serves one
    * (functions/remoting/: what a NameServer gives remoting clients as the broker address). */
   remotingAddress?: string;
@@ -25,6 +28,11 @@ export interface RouteEntry {
   epoch: number;
   topics: Pick<TopicConfig, "name" | "readQueueNums" | "writeQueueNums" | "perm">[];
   updatedAtMs: number;
+}
+
+/** Where a registered broker serves the HTTP API. */
+export function brokerUrl(entry: Pick<RouteEntry, "address" | "url">): string {
+  return entry.url ?? `http://${entry.address}`;
 }
 
 export function encodeRoute(entry: RouteEntry): Uint8Array {
