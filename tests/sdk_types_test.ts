@@ -53,6 +53,7 @@ export const wireTypesMatch: {
   GroupView: Same<Sdk.GroupView, Broker.GroupView>;
   MembersView: Same<Sdk.MembersView, Broker.MembersView>;
   AssignmentView: Same<Sdk.AssignmentView, Broker.AssignmentView>;
+  AssignmentOptions: Same<Sdk.AssignmentOptions, Broker.AssignmentOptions>;
   HeartbeatRequest: Same<Sdk.HeartbeatRequest, Broker.HeartbeatRequest>;
   AckResult: Same<Sdk.AckResult, Broker.AckResult>;
   ProblemCode: Same<Sdk.ProblemCode, ProblemCode>;
@@ -97,6 +98,7 @@ export const wireTypesMatch: {
   GroupView: true,
   MembersView: true,
   AssignmentView: true,
+  AssignmentOptions: true,
   HeartbeatRequest: true,
   AckResult: true,
   ProblemCode: true,

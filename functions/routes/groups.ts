@@ -89,6 +89,11 @@ const assignmentQuery = {
   topic: readableTopic,
   // Required, with its own message when missing.
   clientId: optionalText.openapi({ param: { required: true } }),
+  // The cluster router's global queue ids across broker groups (docs/cluster.md).
+  queueIds: z.string().regex(/^\d{1,10}(,\d{1,10})*$/).optional().openapi({
+    description: "Allocate over these queue ids (comma-separated) instead of this broker's queues",
+    example: "0,1,1024",
+  }),
 };
 
 const assignment = createRoute({
@@ -184,7 +189,11 @@ export function membershipRoutes(
       throw new BrokerError("INVALID_PARAMETER", "Cannot compute an assignment without clientId");
     }
     allow(c, "subscribe", { topic, group: g });
-    return c.json(await api.call((b) => b.assignment(g, clientId, topic)));
+    const ids = c.req.query("queueIds");
+    const options = ids === undefined
+      ? {}
+      : { queueIds: assignmentQuery.queueIds.parse(ids)!.split(",").map(Number) };
+    return c.json(await api.call((b) => b.assignment(g, clientId, topic, options)));
   });
   for (const action of ["lock", "unlock"] as const) {
     serve(app, locks(action), async (c) => {

@@ -5,6 +5,7 @@
 // three. Pure types: importable from functions/, browsers and edge runtimes.
 import type {
   AckResult,
+  AssignmentOptions,
   AssignmentView,
   BatchItemResult,
   CronScheduleInput,
@@ -92,7 +93,15 @@ export interface ConsumerApi {
   getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo>;
   heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView>;
   unregister(group: string, clientId: string): Promise<MembersView>;
-  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView>;
+  /** The queues of `topic` that `clientId` should consume now, by its strategy. With
+   * `queueIds`, over that list instead of this broker's queues of the topic: the cluster
+   * router passes a topic's global ids across broker groups (docs/cluster.md). */
+  assignment(
+    group: string,
+    clientId: string,
+    topic: string,
+    options?: AssignmentOptions,
+  ): Promise<AssignmentView>;
   lockQueues(
     group: string,
     clientId: string,

@@ -339,6 +339,12 @@ export interface AssignmentView {
   queueIds: number[];
 }
 
+/** GET /v1/groups/{group}/assignment?queueIds=0,1,1024: allocate over these queue ids (a
+ * topic's global ids across broker groups) instead of the broker's own queues. */
+export interface AssignmentOptions {
+  queueIds?: number[];
+}
+
 export interface HeartbeatRequest {
   clientId: string;
   subscriptions: { topic: string; tags?: string }[];

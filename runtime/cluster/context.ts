@@ -1,0 +1,93 @@
+// What every part of the cluster router shares: the route source, the fault tracker, the
+// settings, and `call`, the one way a router part talks to a group (a failure of the group
+// marks it and drops the cached route, so the next call re-reads the coordination store).
+import { BrokerError } from "../protocol/errors.ts";
+import { QUEUE_ID_STRIDE } from "../protocol/cluster_types.ts";
+import type { ClusterRouteSource, GroupLink } from "./route_source.ts";
+import { FaultTracker, isGroupFailure } from "./fault.ts";
+import { TopicQueues } from "./queue_map.ts";
+import { CLUSTER_ROUTER_SETTINGS } from "../config/cluster_router_settings.ts";
+
+export interface ClusterRouterOptions {
+  clusterSendRetryTimes?: number;
+  clusterSendLatencyFaultEnable?: boolean;
+  clusterFaultBackoffMs?: number;
+  clusterPopPollSliceMs?: number;
+  nowMs?: () => number;
+}
+
+type Settings = Required<Omit<ClusterRouterOptions, "nowMs">>;
+
+export class ClusterContext {
+  readonly settings: Settings;
+  readonly faults: FaultTracker;
+  readonly nowMs: () => number;
+
+  constructor(readonly routes: ClusterRouteSource, options: ClusterRouterOptions = {}) {
+    const defaults = Object.fromEntries(CLUSTER_ROUTER_SETTINGS.map((r) => [r.name, r.default]));
+    const { nowMs, ...given } = options;
+    this.settings = { ...defaults, ...given } as Settings;
+    this.nowMs = nowMs ?? Date.now;
+    this.faults = new FaultTracker(
+      this.settings.clusterFaultBackoffMs,
+      this.settings.clusterSendLatencyFaultEnable,
+      this.nowMs,
+    );
+  }
+
+  async queues(topic: string, create = false): Promise<TopicQueues> {
+    return new TopicQueues(await this.routes.topic(topic, create ? { create } : undefined));
+  }
+
+  /** The owner of a global queue id; an unknown slot re-reads the route once, then is the
+   * broker's QUEUE_NOT_FOUND. */
+  async owner(topic: string, queueId: number, create = false) {
+    let queues = await this.queues(topic, create);
+    let found = queues.owner(queueId);
+    if (found === undefined) {
+      this.routes.invalidate(topic);
+      queues = await this.queues(topic, create);
+      found = queues.owner(queueId);
+    }
+    if (found === undefined) {
+      throw new BrokerError(
+        "QUEUE_NOT_FOUND",
+        `No queue ${queueId} in topic ${topic}: its queues are ${ranges(queues) || "none"} ` +
+          `(GET /v1/topics/${topic}/route lists them)`,
+      );
+    }
+    return { queues, ...found };
+  }
+
+  /** Live groups, sorted by name. */
+  groups(): Promise<GroupLink[]> {
+    return this.routes.groups();
+  }
+
+  /** Runs `f` against one group: a group failure marks it and invalidates `topic`'s route
+   * (every route when no topic is concerned). */
+  async call<T>(
+    link: GroupLink,
+    topic: string | undefined,
+    f: (client: GroupLink["client"]) => Promise<T>,
+  ): Promise<T> {
+    try {
+      const value = await f(link.client);
+      this.faults.succeeded(link.name);
+      return value;
+    } catch (err) {
+      if (isGroupFailure(err)) {
+        this.faults.failed(link.name);
+        this.routes.invalidate(topic);
+      }
+      throw err;
+    }
+  }
+}
+
+function ranges(queues: TopicQueues): string {
+  return queues.all().map((g) => {
+    const first = g.slot * QUEUE_ID_STRIDE;
+    return `${first}-${first + Math.max(g.readQueueNums, g.writeQueueNums) - 1}`;
+  }).join(", ");
+}

@@ -1,0 +1,174 @@
+// POP across broker groups (issue #26), as RocketMQ 5's proxy does it: a receive sweeps
+// the topic's readable groups without waiting, starting at a group that rotates per call
+// (so no group starves when the first ones always have messages), then long-polls one
+// group (rotating) for at most clusterPopPollSliceMs and sweeps again until waitMs is
+// spent or the caller goes. Receipt handles come back wrapped with their group
+// (handles.ts); ack, nack and changeInvisibleTime go where the handle says.
+import { BrokerError } from "../protocol/errors.ts";
+import {
+  type AckResult,
+  type PopMessage,
+  type ReceiveOptions,
+  signalOf,
+  type SignalSource,
+} from "../protocol/types.ts";
+import { itemError } from "../core/errors.ts";
+import type { ClusterContext } from "./context.ts";
+import { globalized, type TopicQueues } from "./queue_map.ts";
+import type { GroupLink } from "./route_source.ts";
+import { unwrapReceiptHandle, wrapToken } from "./handles.ts";
+import { isGroupFailure } from "./fault.ts";
+
+export class PopRouter {
+  readonly #rotation = new Map<string, number>();
+
+  constructor(private readonly ctx: ClusterContext) {}
+
+  async receive(
+    group: string,
+    options: ReceiveOptions,
+    signal?: SignalSource,
+  ): Promise<PopMessage[]> {
+    const queues = await this.ctx.queues(options.topic);
+    const links = readableLinks(queues);
+    const key = `${group}\u0000${options.topic}`;
+    const start = this.#rotation.get(key) ?? 0;
+    this.#rotation.set(key, (start + 1) % links.length);
+    const order = links.map((_, i) => links[(start + i) % links.length]);
+    const deadline = this.ctx.nowMs() + Math.max(0, options.waitMs ?? 0);
+    for (let round = 0;; round++) {
+      const got = await this.#sweep(queues, group, options, order);
+      const left = deadline - this.ctx.nowMs();
+      if (got.length > 0 || left <= 0 || signalOf(signal)?.aborted) return got;
+      const link = order[round % order.length];
+      const waitMs = Math.min(left, this.ctx.settings.clusterPopPollSliceMs);
+      const held = await this.#receiveFrom(queues, link, group, { ...options, waitMs }, signal)
+        .catch((err) => tolerated(err, []));
+      if (held.length > 0 || signalOf(signal)?.aborted) return held;
+    }
+  }
+
+  /** Each group once, without waiting, until `max` messages are in hand (with no max,
+   * the first group that has any answers). Groups in backoff go last. */
+  async #sweep(
+    queues: TopicQueues,
+    group: string,
+    options: ReceiveOptions,
+    order: GroupLink[],
+  ): Promise<PopMessage[]> {
+    const available = order.filter((l) => this.ctx.faults.available(l.name));
+    const ranked = [...available, ...order.filter((l) => !available.includes(l))];
+    const out: PopMessage[] = [];
+    let failure: unknown;
+    let answered = false;
+    for (const link of ranked) {
+      const max = options.max === undefined ? undefined : options.max - out.length;
+      try {
+        out.push(...await this.#receiveFrom(queues, link, group, { ...options, max, waitMs: 0 }));
+        answered = true;
+      } catch (err) {
+        failure ??= tolerated(err, err);
+      }
+      if (max === undefined ? out.length > 0 : out.length >= options.max!) break;
+    }
+    if (!answered && failure !== undefined) throw failure;
+    return out;
+  }
+
+  async #receiveFrom(
+    queues: TopicQueues,
+    link: GroupLink,
+    group: string,
+    options: ReceiveOptions,
+    signal?: SignalSource,
+  ): Promise<PopMessage[]> {
+    const got = await this.ctx.call(link, queues.topic, (c) => c.receive(group, options, signal));
+    return got.map((m) => ({
+      ...globalized(queues, link.name, m),
+      receiptHandle: wrapToken(link.name, m.receiptHandle),
+    }));
+  }
+
+  async ack(group: string, handle: string): Promise<void> {
+    const { link, token } = await this.#route(group, handle);
+    await this.ctx.call(link, undefined, (c) => c.ack(group, token));
+  }
+
+  async ackBatch(group: string, handles: string[]): Promise<AckResult[]> {
+    const results: AckResult[] = new Array(handles.length);
+    const parts = new Map<string, { link: GroupLink; items: number[] }>();
+    await Promise.all(handles.map(async (h, i) => {
+      try {
+        const { link } = await this.#route(group, h);
+        const part = parts.get(link.name) ?? { link, items: [] };
+        parts.set(link.name, part);
+        part.items.push(i);
+      } catch (err) {
+        results[i] = { receiptHandle: h, ok: false, error: itemError(err) };
+      }
+    }));
+    await Promise.all([...parts.values()].map(async ({ link, items }) => {
+      items.sort((a, b) => a - b);
+      const tokens = items.map((i) => unwrapReceiptHandle(handles[i], group).token);
+      try {
+        const answers = await this.ctx.call(link, undefined, (c) => c.ackBatch(group, tokens));
+        answers.forEach((a, j) => results[items[j]] = { ...a, receiptHandle: handles[items[j]] });
+      } catch (err) {
+        for (const i of items) {
+          results[i] = { receiptHandle: handles[i], ok: false, error: itemError(err) };
+        }
+      }
+    }));
+    return results;
+  }
+
+  async nack(group: string, handle: string, delayMs?: number): Promise<void> {
+    const { link, token } = await this.#route(group, handle);
+    await this.ctx.call(link, undefined, (c) => c.nack(group, token, delayMs));
+  }
+
+  async changeInvisibleTime(group: string, handle: string, invisibleMs: number) {
+    const { link, token } = await this.#route(group, handle);
+    return this.ctx.call(link, undefined, (c) => c.changeInvisibleTime(group, token, invisibleMs));
+  }
+
+  async deadLetter(group: string, handle: string): Promise<void> {
+    const { link, token } = await this.#route(group, handle);
+    await this.ctx.call(link, undefined, (c) => {
+      if (!c.deadLetter) {
+        throw new BrokerError("INVALID_PARAMETER", `Broker group ${link.name} cannot dead-letter`);
+      }
+      return c.deadLetter(group, token);
+    });
+  }
+
+  /** The live group a wrapped handle names; a handle of a group that is gone is unknown. */
+  async #route(group: string, handle: string): Promise<{ link: GroupLink; token: string }> {
+    const parts = unwrapReceiptHandle(handle, group);
+    const link = (await this.ctx.groups()).find((l) => l.name === parts.group);
+    if (link === undefined) {
+      throw new BrokerError(
+        "RECEIPT_HANDLE_UNKNOWN",
+        `Unknown receipt handle ${
+          JSON.stringify(handle.slice(0, 64))
+        } for group ${group}: broker group ${parts.group} is not live`,
+      );
+    }
+    return { link, token: parts.token };
+  }
+}
+
+function readableLinks(queues: TopicQueues): GroupLink[] {
+  const links = queues.readable().map((g) => g.link);
+  if (links.length > 0) return links;
+  throw new BrokerError(
+    queues.all().length === 0 ? "BROKER_UNAVAILABLE" : "TOPIC_PERMISSION_DENIED",
+    `Cannot receive from ${queues.topic}: none of its broker groups is live and readable`,
+  );
+}
+
+/** A failed group is skipped (the value given); the caller's mistakes are thrown. */
+function tolerated<T>(err: unknown, value: T): T {
+  if (isGroupFailure(err)) return value;
+  throw err;
+}
