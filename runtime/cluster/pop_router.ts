@@ -1,9 +1,7 @@
-// POP across broker groups (issue #26), as RocketMQ 5's proxy does it: a receive sweeps
-// the topic's readable groups without waiting, starting at a group that rotates per call
-// (so no group starves when the first ones always have messages), then long-polls one
-// group (rotating) for at most clusterPopPollSliceMs and sweeps again until waitMs is
-// spent or the caller goes. Receipt handles come back wrapped with their group
-// (handles.ts); ack, nack and changeInvisibleTime go where the handle says.
+// POP across broker groups (issue #26): a receive sweeps the topic's readable groups, then
+// long-polls them in turn (poll_loop.ts, RocketMQ 5's proxy's way). Receipt handles come
+// back wrapped with their group (handles.ts); ack, nack and changeInvisibleTime go where
+// the handle says.
 import { BrokerError } from "../protocol/errors.ts";
 import {
   type AckResult,
@@ -17,10 +15,10 @@ import type { ClusterContext } from "./context.ts";
 import { globalized, type TopicQueues } from "./queue_map.ts";
 import type { GroupLink } from "./route_source.ts";
 import { unwrapReceiptHandle, wrapToken } from "./handles.ts";
-import { isGroupFailure } from "./fault.ts";
+import { PollRotation, sweepThenPoll } from "./poll_loop.ts";
 
 export class PopRouter {
-  readonly #rotation = new Map<string, number>();
+  readonly #rotation = new PollRotation();
 
   constructor(private readonly ctx: ClusterContext) {}
 
@@ -30,49 +28,15 @@ export class PopRouter {
     signal?: SignalSource,
   ): Promise<PopMessage[]> {
     const queues = await this.ctx.queues(options.topic);
-    const links = readableLinks(queues);
-    const key = `${group}\u0000${options.topic}`;
-    const start = this.#rotation.get(key) ?? 0;
-    this.#rotation.set(key, (start + 1) % links.length);
-    const order = links.map((_, i) => links[(start + i) % links.length]);
-    const deadline = this.ctx.nowMs() + Math.max(0, options.waitMs ?? 0);
-    for (let round = 0;; round++) {
-      const got = await this.#sweep(queues, group, options, order);
-      const left = deadline - this.ctx.nowMs();
-      if (got.length > 0 || left <= 0 || signalOf(signal)?.aborted) return got;
-      const link = order[round % order.length];
-      const waitMs = Math.min(left, this.ctx.settings.clusterPopPollSliceMs);
-      const held = await this.#receiveFrom(queues, link, group, { ...options, waitMs }, signal)
-        .catch((err) => tolerated(err, []));
-      if (held.length > 0 || signalOf(signal)?.aborted) return held;
-    }
-  }
-
-  /** Each group once, without waiting, until `max` messages are in hand (with no max,
-   * the first group that has any answers). Groups in backoff go last. */
-  async #sweep(
-    queues: TopicQueues,
-    group: string,
-    options: ReceiveOptions,
-    order: GroupLink[],
-  ): Promise<PopMessage[]> {
-    const available = order.filter((l) => this.ctx.faults.available(l.name));
-    const ranked = [...available, ...order.filter((l) => !available.includes(l))];
-    const out: PopMessage[] = [];
-    let failure: unknown;
-    let answered = false;
-    for (const link of ranked) {
-      const max = options.max === undefined ? undefined : options.max - out.length;
-      try {
-        out.push(...await this.#receiveFrom(queues, link, group, { ...options, max, waitMs: 0 }));
-        answered = true;
-      } catch (err) {
-        failure ??= tolerated(err, err);
-      }
-      if (max === undefined ? out.length > 0 : out.length >= options.max!) break;
-    }
-    if (!answered && failure !== undefined) throw failure;
-    return out;
+    const order = this.#rotation.order(`${group}\u0000${options.topic}`, readableLinks(queues));
+    return sweepThenPoll(
+      this.ctx,
+      order,
+      options,
+      signal,
+      (link, max, waitMs) =>
+        this.#receiveFrom(queues, link, group, { ...options, max, waitMs }, signal),
+    );
   }
 
   async #receiveFrom(
@@ -165,10 +129,4 @@ function readableLinks(queues: TopicQueues): GroupLink[] {
     queues.all().length === 0 ? "BROKER_UNAVAILABLE" : "TOPIC_PERMISSION_DENIED",
     `Cannot receive from ${queues.topic}: none of its broker groups is live and readable`,
   );
-}
-
-/** A failed group is skipped (the value given); the caller's mistakes are thrown. */
-function tolerated<T>(err: unknown, value: T): T {
-  if (isGroupFailure(err)) return value;
-  throw err;
 }
