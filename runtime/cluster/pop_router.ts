@@ -3,13 +3,7 @@
 // back wrapped with their group (handles.ts); ack, nack and changeInvisibleTime go where
 // the handle says.
 import { BrokerError } from "../protocol/errors.ts";
-import {
-  type AckResult,
-  type PopMessage,
-  type ReceiveOptions,
-  signalOf,
-  type SignalSource,
-} from "../protocol/types.ts";
+import type { AckResult, PopMessage, ReceiveOptions, SignalSource } from "../protocol/types.ts";
 import { itemError } from "../core/errors.ts";
 import type { ClusterContext } from "./context.ts";
 import { globalized, type TopicQueues } from "./queue_map.ts";
