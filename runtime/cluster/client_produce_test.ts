@@ -49,30 +49,36 @@ Deno.test("ClusterClient produce: global ids, sharding keys, faults, batches, lo
       }
     });
 
-    await t.step("a failed group is skipped for the backoff and a send is retried elsewhere", async () => {
-      failing.add("g-b");
-      routes.invalidated.length = 0;
-      const ids = [];
-      for (let i = 0; i < 9; i++) ids.push((await client.produce("t", { body })).queueId);
-      assert.ok(ids.every((q) => q < 1024 || q >= 2048), `no g-b queue: ${ids}`);
-      assert.ok(routes.invalidated.includes("t"));
-      const callsBefore = groups[1].calls.get("produce");
-      failing.delete("g-b");
-      for (let i = 0; i < 6; i++) await client.produce("t", { body });
-      assert.equal(groups[1].calls.get("produce"), callsBefore, "g-b in backoff: not asked");
-      now += 10_001;
-      const after = [];
-      for (let i = 0; i < 6; i++) after.push((await client.produce("t", { body })).queueId);
-      assert.ok(after.some((q) => q >= 1024 && q < 2048), "g-b back after the backoff");
-      // A keyed message is never moved to another group: the order per key would break.
-      const key = ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"].find((k) =>
-        [1024, 1025].includes(all[Math.abs(javaStringHashCode(k) % all.length)])
-      )!;
-      failing.add("g-b");
-      await assert.rejects(client.produce("t", { body, shardingKey: key }), isCode("BROKER_UNAVAILABLE"));
-      failing.delete("g-b");
-      now += 10_001;
-    });
+    await t.step(
+      "a failed group is skipped for the backoff and a send is retried elsewhere",
+      async () => {
+        failing.add("g-b");
+        routes.invalidated.length = 0;
+        const ids = [];
+        for (let i = 0; i < 9; i++) ids.push((await client.produce("t", { body })).queueId);
+        assert.ok(ids.every((q) => q < 1024 || q >= 2048), `no g-b queue: ${ids}`);
+        assert.ok(routes.invalidated.includes("t"));
+        const callsBefore = groups[1].calls.get("produce");
+        failing.delete("g-b");
+        for (let i = 0; i < 6; i++) await client.produce("t", { body });
+        assert.equal(groups[1].calls.get("produce"), callsBefore, "g-b in backoff: not asked");
+        now += 10_001;
+        const after = [];
+        for (let i = 0; i < 6; i++) after.push((await client.produce("t", { body })).queueId);
+        assert.ok(after.some((q) => q >= 1024 && q < 2048), "g-b back after the backoff");
+        // A keyed message is never moved to another group: the order per key would break.
+        const key = ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"].find((k) =>
+          [1024, 1025].includes(all[Math.abs(javaStringHashCode(k) % all.length)])
+        )!;
+        failing.add("g-b");
+        await assert.rejects(
+          client.produce("t", { body, shardingKey: key }),
+          isCode("BROKER_UNAVAILABLE"),
+        );
+        failing.delete("g-b");
+        now += 10_001;
+      },
+    );
 
     await t.step("a batch is split per group and answered per item in order", async () => {
       const items = [
@@ -86,16 +92,22 @@ Deno.test("ClusterClient produce: global ids, sharding keys, faults, batches, lo
       assert.equal(results.length, 5);
       assert.ok(results[0].ok && results[0].queueId === 2049);
       assert.ok(results[1].ok);
-      assert.ok(!results[2].ok && results[2].index === 2 && results[2].error.code === "QUEUE_NOT_FOUND");
+      assert.ok(
+        !results[2].ok && results[2].index === 2 && results[2].error.code === "QUEUE_NOT_FOUND",
+      );
       const keyed = all[Math.abs(javaStringHashCode("order-1") % all.length)];
       assert.ok(results[3].ok && results[3].queueId === keyed);
       assert.ok(results[4].ok && results[4].queueId === 0);
       // A group failing mid-batch: its unkeyed items go elsewhere, keyed and explicit fail.
       failing.add("g-c");
-      const again = await client.produceBatch("t", [{ body }, { body, queueId: 2048 }, { body }, { body }]);
+      const again = await client.produceBatch("t", [{ body }, { body, queueId: 2048 }, { body }, {
+        body,
+      }]);
       failing.delete("g-c");
       now += 10_001;
-      assert.ok(!again[1].ok && again[1].index === 1 && again[1].error.code === "BROKER_UNAVAILABLE");
+      assert.ok(
+        !again[1].ok && again[1].index === 1 && again[1].error.code === "BROKER_UNAVAILABLE",
+      );
       for (const i of [0, 2, 3]) assert.ok(again[i].ok && again[i].queueId < 2048, `item ${i}`);
     });
 
@@ -113,30 +125,46 @@ Deno.test("ClusterClient produce: global ids, sharding keys, faults, batches, lo
     });
 
     await t.step("scheduled messages are cancelled where they live", async () => {
-      const r = await client.produce("t", { body, queueId: 1024, delayMs: 60_000, keys: ["later"] });
+      const r = await client.produce("t", {
+        body,
+        queueId: 1024,
+        delayMs: 60_000,
+        keys: ["later"],
+      });
       assert.equal(r.queueId, 1024);
       assert.equal((await client.cancelScheduled("t", r.messageId)).status, "CANCELLED");
-      await assert.rejects(client.cancelScheduled("t", r.messageId), (e) => e instanceof BrokerError);
+      await assert.rejects(
+        client.cancelScheduled("t", r.messageId),
+        (e) => e instanceof BrokerError,
+      );
       await client.produce("t", { body, queueId: 0, delayMs: 60_000, keys: ["k"] });
       await client.produce("t", { body, queueId: 2048, delayMs: 60_000, keys: ["k"] });
       assert.equal((await client.cancelScheduledByKey("t", "k")).length, 2);
     });
 
-    await t.step("a transaction id names its group; commit delivers on the global queue", async () => {
-      const begun = await client.beginTransaction("t", { body, queueId: 1025 }, "producers");
-      assert.equal(unwrapToken(begun.transactionId)?.group, "g-b");
-      assert.equal(begun.queueId, 1025);
-      const view = await client.endTransaction(begun.transactionId, "COMMIT");
-      assert.equal(view.state, "COMMITTED");
-      assert.equal(view.queueId, 1025);
-      assert.equal(view.transactionId, begun.transactionId);
-      assert.equal((await client.getTransaction(begun.transactionId)).state, "COMMITTED");
-      const delivered = await client.getMessageById(begun.messageId, "t");
-      assert.equal(delivered.queueId, 1025);
-      assert.equal(delivered.topic, "t");
-      await assert.rejects(client.getTransaction("not-a-wrapped-id"), isCode("TRANSACTION_NOT_FOUND"));
-      const check = await client.setTransactionCheck("producers", { url: "https://example.com/check" });
-      assert.equal(check.producerGroup, "producers");
-    });
+    await t.step(
+      "a transaction id names its group; commit delivers on the global queue",
+      async () => {
+        const begun = await client.beginTransaction("t", { body, queueId: 1025 }, "producers");
+        assert.equal(unwrapToken(begun.transactionId)?.group, "g-b");
+        assert.equal(begun.queueId, 1025);
+        const view = await client.endTransaction(begun.transactionId, "COMMIT");
+        assert.equal(view.state, "COMMITTED");
+        assert.equal(view.queueId, 1025);
+        assert.equal(view.transactionId, begun.transactionId);
+        assert.equal((await client.getTransaction(begun.transactionId)).state, "COMMITTED");
+        const delivered = await client.getMessageById(begun.messageId, "t");
+        assert.equal(delivered.queueId, 1025);
+        assert.equal(delivered.topic, "t");
+        await assert.rejects(
+          client.getTransaction("not-a-wrapped-id"),
+          isCode("TRANSACTION_NOT_FOUND"),
+        );
+        const check = await client.setTransactionCheck("producers", {
+          url: "https://example.com/check",
+        });
+        assert.equal(check.producerGroup, "producers");
+      },
+    );
   });
 });

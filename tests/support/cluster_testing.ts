@@ -92,9 +92,14 @@ export class FakeRoutes implements ClusterRouteSource {
   /** The topic on every group with `queues` read and write queues, slots in group order. */
   async createTopic(topic: string, queues: number, groups = this.all): Promise<void> {
     await Promise.all(
-      groups.map((g) => g.broker.upsertTopic(topic, { readQueueNums: queues, writeQueueNums: queues })),
+      groups.map((g) =>
+        g.broker.upsertTopic(topic, { readQueueNums: queues, writeQueueNums: queues })
+      ),
     );
-    this.records.set(topic, groups.map((g) => ({ name: g.name, slot: this.all.indexOf(g), state: "active" })));
+    this.records.set(
+      topic,
+      groups.map((g) => ({ name: g.name, slot: this.all.indexOf(g), state: "active" })),
+    );
   }
 }
 
