@@ -108,6 +108,7 @@ export class FakeRoutes implements ClusterRouteSource {
 export async function withCluster(
   n: number,
   f: (groups: TestGroup[], routes: FakeRoutes, failing: Set<string>) => Promise<void>,
+  env: Record<string, string> = {},
 ): Promise<void> {
   const platform = await pickPlatform();
   const dirs: string[] = [];
@@ -123,6 +124,7 @@ export async function withCluster(
         PORT: "0",
         MQ_SEGMENT_ZERO_FILL: "false",
         MQ_BROKER_NAME: name,
+        ...env,
       }, []);
       const broker = await Broker.open({
         config,
