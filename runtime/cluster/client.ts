@@ -88,8 +88,8 @@ export class ClusterClient implements Api {
   getOffset: Api["getOffset"] = (g, t, q) => this.#consume.getOffset(g, t, q);
   heartbeat: Api["heartbeat"] = (g, d) => this.#members.heartbeat(g, d);
   unregister: Api["unregister"] = (g, c) => this.#members.unregister(g, c);
-  /** Over the topic's global queue list; an explicit list is the router's own to make. */
-  assignment: Api["assignment"] = (g, c, t) => this.#members.assignment(g, c, t);
+  /** Over the topic's global queue list, or the caller's own list of global ids. */
+  assignment: Api["assignment"] = (g, c, t, o) => this.#members.assignment(g, c, t, o?.queueIds);
   lockQueues: Api["lockQueues"] = (g, c, t, qs, u) => this.#consume.lockQueues(g, c, t, qs, u);
 
   // AdminApi: topics are the control plane's

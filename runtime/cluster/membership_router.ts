@@ -41,7 +41,12 @@ export class MembershipRouter {
     return answers[0].value;
   }
 
-  async assignment(group: string, clientId: string, topic: string): Promise<AssignmentView> {
+  async assignment(
+    group: string,
+    clientId: string,
+    topic: string,
+    explicit?: number[],
+  ): Promise<AssignmentView> {
     const queues = await this.ctx.queues(topic);
     const readable = queues.readable();
     const home = [...readable].sort((a, b) => a.link.name < b.link.name ? -1 : 1)[0];
@@ -51,9 +56,10 @@ export class MembershipRouter {
         `Cannot assign queues of ${topic}: none of its broker groups is live and readable`,
       );
     }
-    const queueIds = readable.flatMap((g) =>
-      Array.from({ length: g.readQueueNums }, (_, id) => globalQueueId(g.slot, id))
-    ).sort((a, b) => a - b);
+    const queueIds = explicit ??
+      readable.flatMap((g) =>
+        Array.from({ length: g.readQueueNums }, (_, id) => globalQueueId(g.slot, id))
+      ).sort((a, b) => a - b);
     return this.ctx.call(
       home.link,
       topic,
