@@ -64,7 +64,10 @@ export class ConsumeRouter {
     f: (client: GroupLink["client"]) => Promise<GroupOffsets>,
   ): Promise<GroupOffsets> {
     const queues = await this.ctx.queues(topic);
-    const answers = await fanOut(this.ctx, queues.all().map((g) => g.link), topic, f);
+    // A group that never heard of the consumer group has no offsets of it (not an error
+    // unless no group has it).
+    const links = queues.all().map((g) => g.link);
+    const answers = await fanOut(this.ctx, links, topic, f, ["GROUP_NOT_FOUND"]);
     return mergeOffsets(queues, group, answers);
   }
 
