@@ -112,6 +112,23 @@ Deno.test("ClusterClient admin: subscriptions, schedules, DLQ, transaction check
       assert.ok(got.some((m) => m.queueId === 2048), "the draining group's message is read");
     });
 
+    await t.step(
+      "a broker group that never saw a consumer group is given it on first use",
+      async () => {
+        await groups[0].broker.upsertGroup("late", {
+          consumeFromWhere: "FIRST_OFFSET",
+          retryMaxTimes: 3,
+        });
+        await routes.createTopic("lt", 1);
+        for (const q of [0, 1024, 2048]) await client.produce("lt", { body, queueId: q });
+        const got = await client.receive("late", { topic: "lt", max: 32 });
+        assert.deepEqual(got.map((m) => m.queueId).sort((a, b) => a - b), [0, 1024, 2048]);
+        for (const g of groups) assert.equal((await g.broker.getGroup("late")).retryMaxTimes, 3);
+        await client.heartbeat("late", { clientId: "c", subscriptions: [{ topic: "lt" }] });
+        await assert.rejects(client.receive("never", { topic: "lt" }), isCode("GROUP_NOT_FOUND"));
+      },
+    );
+
     await t.step("a group that went away: its queues are unknown, its handles too", async () => {
       await client.upsertGroup("gone", { consumeFromWhere: "FIRST_OFFSET" });
       await routes.createTopic("gw", 1);

@@ -36,9 +36,10 @@ export class ConsumeRouter {
     offset: number,
   ): Promise<QueueOffsetInfo> {
     const { queues, group: g, localQueueId } = await this.ctx.owner(topic, queueId);
-    const r = await this.ctx.call(
+    const r = await this.ctx.forGroup(
       g.link,
       topic,
+      group,
       (c) => c.commitOffset(group, topic, localQueueId, offset),
     );
     return globalized(queues, g.link.name, r);
@@ -46,7 +47,12 @@ export class ConsumeRouter {
 
   async getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo> {
     const { queues, group: g, localQueueId } = await this.ctx.owner(topic, queueId);
-    const r = await this.ctx.call(g.link, topic, (c) => c.getOffset(group, topic, localQueueId));
+    const r = await this.ctx.forGroup(
+      g.link,
+      topic,
+      group,
+      (c) => c.getOffset(group, topic, localQueueId),
+    );
     return globalized(queues, g.link.name, r);
   }
 
@@ -64,10 +70,8 @@ export class ConsumeRouter {
     f: (client: GroupLink["client"]) => Promise<GroupOffsets>,
   ): Promise<GroupOffsets> {
     const queues = await this.ctx.queues(topic);
-    // A group that never heard of the consumer group has no offsets of it (not an error
-    // unless no group has it).
     const links = queues.all().map((g) => g.link);
-    const answers = await fanOut(this.ctx, links, topic, f, ["GROUP_NOT_FOUND"]);
+    const answers = await fanOut(this.ctx, links, topic, f, [], group);
     return mergeOffsets(queues, group, answers);
   }
 
@@ -92,11 +96,21 @@ export class ConsumeRouter {
       // Nothing to lock: the first group answers the membership check as the broker would.
       const first = (await this.ctx.queues(topic)).all()[0]?.link;
       if (first === undefined) return [];
-      return this.ctx.call(first, topic, (c) => c.lockQueues(group, clientId, topic, [], unlock));
+      return this.ctx.forGroup(
+        first,
+        topic,
+        group,
+        (c) => c.lockQueues(group, clientId, topic, [], unlock),
+      );
     }
     const held = await Promise.all(
       [...parts.values()].map(({ link, local }) =>
-        this.ctx.call(link, topic, (c) => c.lockQueues(group, clientId, topic, local, unlock))
+        this.ctx.forGroup(
+          link,
+          topic,
+          group,
+          (c) => c.lockQueues(group, clientId, topic, local, unlock),
+        )
           .then((ids) => ids.map((id) => queues!.toGlobal(link.name, id)))
       ),
     );

@@ -14,7 +14,8 @@ export interface Answer<T> {
  * Every group at once. A group answering one of `absent` (e.g. GROUP_NOT_FOUND on a group
  * that never saw the group) is left out of the answers; any other failure fails the whole
  * call, so a broadcast write is never half done in silence and a merged view never hides a
- * group (the caller retries; the failed group is in backoff and its route re-read).
+ * group (the caller retries; the failed group is in backoff and its route re-read). With
+ * `consumerGroup`, a group missing it gets it first (ClusterContext.forGroup).
  */
 export async function fanOut<T>(
   ctx: ClusterContext,
@@ -22,9 +23,14 @@ export async function fanOut<T>(
   topic: string | undefined,
   f: (client: GroupLink["client"], link: GroupLink) => Promise<T>,
   absent: readonly ProblemCode[] = [],
+  consumerGroup?: string,
 ): Promise<Answer<T>[]> {
   const settled = await Promise.allSettled(
-    links.map((link) => ctx.call(link, topic, (c) => f(c, link))),
+    links.map((link) =>
+      consumerGroup === undefined
+        ? ctx.call(link, topic, (c) => f(c, link))
+        : ctx.forGroup(link, topic, consumerGroup, (c) => f(c, link))
+    ),
   );
   const answers: Answer<T>[] = [];
   let absentError: unknown;

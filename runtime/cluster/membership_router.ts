@@ -21,11 +21,18 @@ export class MembershipRouter {
       ),
     );
     const links = await this.ctx.groups();
-    const answers = await fanOut(this.ctx, links, undefined, (c, link) =>
-      c.heartbeat(group, {
-        ...data,
-        subscriptions: subscriptions.filter((_, i) => hosts[i].has(link.name)),
-      }));
+    const answers = await fanOut(
+      this.ctx,
+      links,
+      undefined,
+      (c, link) =>
+        c.heartbeat(group, {
+          ...data,
+          subscriptions: subscriptions.filter((_, i) => hosts[i].has(link.name)),
+        }),
+      [],
+      group,
+    );
     return answers[0].value;
   }
 
@@ -60,9 +67,10 @@ export class MembershipRouter {
       readable.flatMap((g) =>
         Array.from({ length: g.readQueueNums }, (_, id) => globalQueueId(g.slot, id))
       ).sort((a, b) => a - b);
-    return this.ctx.call(
+    return this.ctx.forGroup(
       home.link,
       topic,
+      group,
       (c) => c.assignment(group, clientId, topic, { queueIds }),
     );
   }

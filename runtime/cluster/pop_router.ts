@@ -40,7 +40,12 @@ export class PopRouter {
     options: ReceiveOptions,
     signal?: SignalSource,
   ): Promise<PopMessage[]> {
-    const got = await this.ctx.call(link, queues.topic, (c) => c.receive(group, options, signal));
+    const got = await this.ctx.forGroup(
+      link,
+      queues.topic,
+      group,
+      (c) => c.receive(group, options, signal),
+    );
     return got.map((m) => ({
       ...globalized(queues, link.name, m),
       receiptHandle: wrapToken(link.name, m.receiptHandle),
