@@ -100,6 +100,7 @@ Deno.test("ClusterClient admin: subscriptions, schedules, DLQ, transaction check
       await routes.createTopic("dr", 1);
       await client.produce("dr", { body, queueId: 2048 });
       routes.records.get("dr")![2].state = "draining";
+      routes.invalidate("dr");
       for (let i = 0; i < 6; i++) assert.ok((await client.produce("dr", { body })).queueId < 2048);
       await assert.rejects(
         client.produce("dr", { body, queueId: 2048 }),
@@ -136,6 +137,7 @@ Deno.test("ClusterClient admin: subscriptions, schedules, DLQ, transaction check
       const got = await client.receive("gone", { topic: "gw", max: 1 });
       assert.equal(got[0].queueId, 1024);
       routes.down.add("g-b");
+      routes.invalidate();
       await assert.rejects(client.pull("gw", 1024, { offset: 0 }), isCode("QUEUE_NOT_FOUND"));
       await assert.rejects(
         client.ack("gone", got[0].receiptHandle),
@@ -143,6 +145,7 @@ Deno.test("ClusterClient admin: subscriptions, schedules, DLQ, transaction check
       );
       assert.equal((await client.health()).brokerName, "g-a,g-c");
       routes.down.delete("g-b");
+      routes.invalidate();
       await client.ack("gone", got[0].receiptHandle);
     });
   }, { MQ_TRANSACTION_TIMEOUT_MS: "100", MQ_TRANSACTION_CHECK_INTERVAL_MS: "100" });

@@ -4,7 +4,7 @@
 import { BrokerError } from "../protocol/errors.ts";
 import { QUEUE_ID_STRIDE } from "../protocol/cluster_types.ts";
 import type { GroupSettings } from "../protocol/types.ts";
-import type { ClusterRouteSource, GroupLink } from "./route_source.ts";
+import type { ClusterRouteSource, GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import { FaultTracker, isGroupFailure } from "./fault.ts";
 import { TopicQueues } from "./queue_map.ts";
 import { CLUSTER_ROUTER_SETTINGS } from "../config/cluster_router_settings.ts";
@@ -17,12 +17,15 @@ export interface ClusterRouterOptions {
   nowMs?: () => number;
 }
 
+const CREATE = { create: true } as const;
+
 type Settings = Required<Omit<ClusterRouterOptions, "nowMs">>;
 
 export class ClusterContext {
   readonly settings: Settings;
   readonly faults: FaultTracker;
   readonly nowMs: () => number;
+  readonly #queues = new WeakMap<ResolvedTopicRoute, TopicQueues>();
 
   constructor(readonly routes: ClusterRouteSource, options: ClusterRouterOptions = {}) {
     const defaults = Object.fromEntries(CLUSTER_ROUTER_SETTINGS.map((r) => [r.name, r.default]));
@@ -36,8 +39,13 @@ export class ClusterContext {
     );
   }
 
+  /** The topic's queues; built once per resolved route (the source caches the route, so a
+   * steady state builds nothing per call: bench/cluster/router_bench.ts). */
   async queues(topic: string, create = false): Promise<TopicQueues> {
-    return new TopicQueues(await this.routes.topic(topic, create ? { create } : undefined));
+    const route = await this.routes.topic(topic, create ? CREATE : undefined);
+    let queues = this.#queues.get(route);
+    if (queues === undefined) this.#queues.set(route, queues = new TopicQueues(route));
+    return queues;
   }
 
   /** The owner of a global queue id; an unknown slot re-reads the route once, then is the

@@ -43,8 +43,23 @@ export class FakeRoutes implements ClusterRouteSource {
     );
   }
 
-  async topic(topic: string, options?: { create?: boolean }): Promise<ResolvedTopicRoute> {
-    this.hits++;
+  readonly #cache = new Map<string, ResolvedTopicRoute>();
+
+  /** Cached until invalidate(), as the KV-backed source caches. */
+  topic(topic: string, options?: { create?: boolean }): Promise<ResolvedTopicRoute> {
+    const cached = this.#cache.get(topic);
+    if (cached !== undefined) {
+      this.hits++;
+      return Promise.resolve(cached);
+    }
+    this.misses++;
+    return this.#read(topic, options).then((route) => {
+      this.#cache.set(topic, route);
+      return route;
+    });
+  }
+
+  async #read(topic: string, options?: { create?: boolean }): Promise<ResolvedTopicRoute> {
     let record = this.records.get(topic);
     if (record === undefined && options?.create) {
       await Promise.all(this.all.map((g) => g.broker.upsertTopic(topic, {})));
@@ -83,6 +98,8 @@ export class FakeRoutes implements ClusterRouteSource {
 
   invalidate(topic?: string): void {
     this.invalidated.push(topic);
+    if (topic === undefined) this.#cache.clear();
+    else this.#cache.delete(topic);
   }
 
   cacheStats() {
@@ -100,6 +117,7 @@ export class FakeRoutes implements ClusterRouteSource {
       topic,
       groups.map((g) => ({ name: g.name, slot: this.all.indexOf(g), state: "active" })),
     );
+    this.#cache.delete(topic);
   }
 }
 
