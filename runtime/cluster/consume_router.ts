@@ -25,7 +25,10 @@ export class ConsumeRouter {
   ): Promise<PullResult> {
     const { queues, group, localQueueId } = await this.ctx.owner(topic, queueId);
     const link = group.link;
-    const r = await this.ctx.call(link, topic, (c) => c.pull(topic, localQueueId, request, signal));
+    const pull = (c: GroupLink["client"]) => c.pull(topic, localQueueId, request, signal);
+    const r = request.group === undefined
+      ? await this.ctx.call(link, topic, pull)
+      : await this.ctx.forGroup(link, topic, request.group, pull);
     return { ...r, messages: r.messages.map((m) => globalized(queues, link.name, m)) };
   }
 

@@ -30,7 +30,8 @@ export class ClusterContext {
   constructor(readonly routes: ClusterRouteSource, options: ClusterRouterOptions = {}) {
     const defaults = Object.fromEntries(CLUSTER_ROUTER_SETTINGS.map((r) => [r.name, r.default]));
     const { nowMs, ...given } = options;
-    this.settings = { ...defaults, ...given } as Settings;
+    const set = Object.entries(given).filter(([, v]) => v !== undefined);
+    this.settings = { ...defaults, ...Object.fromEntries(set) } as Settings;
     this.nowMs = nowMs ?? Date.now;
     this.faults = new FaultTracker(
       this.settings.clusterFaultBackoffMs,

@@ -75,7 +75,7 @@ export async function firstFound<T>(
     new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
 }
 
-/** Names a group's failure in a merged answer's error (kept as the original BrokerError). */
+/** The first live group by name: where single-copy reads go (group settings, check URLs). */
 export function firstLive(links: readonly GroupLink[]): GroupLink {
   if (links.length === 0) {
     throw new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
