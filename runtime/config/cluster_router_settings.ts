@@ -1,7 +1,7 @@
 // Settings of the cluster router (runtime/cluster/client.ts): how the stateless functions
 // pick among broker groups when a topic's queues span several (issue #26, docs/cluster.md).
 // RocketMQ's producer numbers are in reference/rocketmq.md §12.
-import { boolSetting, intSetting } from "../protocol/setting.ts";
+import { boolSetting, fromEnv, intSetting } from "../protocol/setting.ts";
 
 export const CLUSTER_SEND_RETRY_TIMES = intSetting(
   "clusterSendRetryTimes",
@@ -59,3 +59,14 @@ export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_FAULT_BACKOFF_MS,
   CLUSTER_POP_POLL_SLICE_MS,
 ] as const;
+
+/** The router's settings from the environment (the functions' entry files read them so:
+ * `new ClusterClient(routes, topics, clusterRouterSettingsFromEnv(env))`). */
+export function clusterRouterSettingsFromEnv(env: Record<string, string | undefined>) {
+  return {
+    clusterSendRetryTimes: fromEnv(CLUSTER_SEND_RETRY_TIMES, env),
+    clusterSendLatencyFaultEnable: fromEnv(CLUSTER_SEND_LATENCY_FAULT_ENABLE, env),
+    clusterFaultBackoffMs: fromEnv(CLUSTER_FAULT_BACKOFF_MS, env),
+    clusterPopPollSliceMs: fromEnv(CLUSTER_POP_POLL_SLICE_MS, env),
+  };
+}

@@ -1,9 +1,10 @@
-// Router tokens: reversible for any group name and inner token; anything else is refused
-// with the broker's own error for a bad handle or transaction id.
+// The cluster router's small parts: router tokens (reversible; anything else refused with the
+// broker's own error), the fault tracker, the settings read from the environment.
 import assert from "node:assert/strict";
 import { unwrapReceiptHandle, unwrapToken, unwrapTransactionId, wrapToken } from "./handles.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { FaultTracker, isGroupFailure } from "./fault.ts";
+import { clusterRouterSettingsFromEnv } from "../config/cluster_router_settings.ts";
 
 Deno.test("wrapToken/unwrapToken round-trip; malformed tokens are the broker's typed errors", () => {
   for (const group of ["g-a", "broker_α", "room@b1", "x".repeat(100)]) {
@@ -44,4 +45,20 @@ Deno.test("FaultTracker: a failed group is unavailable for the backoff; 4xx and 
   assert.equal(isGroupFailure(new BrokerError("BROKER_UNAVAILABLE", "x")), true);
   assert.equal(isGroupFailure(new BrokerError("REPLICATION_TIMEOUT", "x")), false);
   assert.equal(isGroupFailure(new BrokerError("QUEUE_NOT_FOUND", "x")), false);
+});
+
+Deno.test("clusterRouterSettingsFromEnv reads the rows, defaults and checks included", () => {
+  assert.deepEqual(clusterRouterSettingsFromEnv({}), {
+    clusterSendRetryTimes: 2,
+    clusterSendLatencyFaultEnable: true,
+    clusterFaultBackoffMs: 10_000,
+    clusterPopPollSliceMs: 1000,
+  });
+  const set = clusterRouterSettingsFromEnv({
+    MQ_CLUSTER_SEND_RETRY_TIMES: "0",
+    MQ_CLUSTER_SEND_LATENCY_FAULT_ENABLE: "false",
+  });
+  assert.equal(set.clusterSendRetryTimes, 0);
+  assert.equal(set.clusterSendLatencyFaultEnable, false);
+  assert.throws(() => clusterRouterSettingsFromEnv({ MQ_CLUSTER_POP_POLL_SLICE_MS: "0" }));
 });
