@@ -33,6 +33,9 @@ export async function sweepThenPoll<T>(
   signal: SignalSource | undefined,
   poll: GroupPoll<T>,
 ): Promise<T[]> {
+  if (order.length === 0) {
+    throw new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
+  }
   const deadline = ctx.nowMs() + Math.max(0, options.waitMs ?? 0);
   for (let round = 0;; round++) {
     const got = await sweep(ctx, order, options.max, poll);
