@@ -5,6 +5,7 @@
 // comes, waitMs is spent or the caller goes. Groups in fault backoff are swept last; a
 // failed group is skipped unless every group failed.
 import { signalOf, type SignalSource } from "../protocol/types.ts";
+import { BrokerError } from "../protocol/errors.ts";
 import type { ClusterContext } from "./context.ts";
 import type { GroupLink } from "./route_source.ts";
 import { isGroupFailure } from "./fault.ts";
