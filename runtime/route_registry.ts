@@ -21,7 +21,7 @@ export async function startRouteRegistration(options: {
   address: string;
   /** The remoting port's host:port, when remoting is on. */
   remotingAddress?: string;
-  broker: { topicConfigs(): TopicConfig[] };
+  broker: { topicConfigs(): TopicConfig[]; readonly idPrefix?: string };
   log: Logger;
   nowMs: () => number;
   /** The platform's. */
@@ -41,6 +41,7 @@ export async function startRouteRegistration(options: {
       brokerName: config.brokerName,
       address: options.address,
       ...(options.remotingAddress && { remotingAddress: options.remotingAddress }),
+      ...(options.broker.idPrefix && { idPrefix: options.broker.idPrefix }),
       epoch: options.epoch ?? 0,
       topics: options.broker.topicConfigs().map((
         { name, readQueueNums, writeQueueNums, perm },

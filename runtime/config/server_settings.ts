@@ -13,6 +13,7 @@ import {
   BATCH_BODY_BYTES_MAX,
   BATCH_ITEMS_MAX,
   BODY_READ_TIMEOUT_MS,
+  CLUSTER_NAME,
   CORS_ORIGINS,
   HTTP_CONNECTION_GUARD,
   HTTP_CONNECTIONS_MAX,
@@ -61,11 +62,7 @@ export const SERVER_SETTINGS = [
     doc: "Broker group name.",
     rocketmq: "brokerName",
   }),
-  textSetting("brokerClusterName", "MQ_CLUSTER", {
-    default: "DefaultCluster",
-    doc: "Cluster name.",
-    rocketmq: "brokerClusterName",
-  }),
+  CLUSTER_NAME,
   textSetting("kvPath", "MQ_KV", {
     default: "",
     defaultText: "<dataDir>/kv.sqlite",

@@ -102,10 +102,19 @@ export interface TopicConfig {
 }
 
 export interface TopicUpsert {
+  /** Per broker group: each group the topic spans gets this many (RocketMQ's
+   * `updateTopic -c cluster`). */
   readQueueNums?: number;
   writeQueueNums?: number;
   perm?: Perm;
   order?: boolean;
+  /** Cluster router only (docs/cluster.md): the broker groups a new topic spans, or groups
+   * to add to an existing one. Default: every live group. A single broker accepts only its
+   * own name. */
+  brokerGroups?: string[];
+  /** Cluster router only: spread a new topic over this many live groups (the ones holding
+   * the fewest topics). Not with brokerGroups. */
+  brokerGroupCount?: number;
 }
 
 export interface QueueOffsetInfo {
