@@ -21,7 +21,6 @@ import {
 
 export type { AdminRouteSource } from "./topic_expansion.ts";
 
-
 type TopicAdmin = Pick<AdminApi, "upsertTopic" | "getTopic" | "listTopics" | "deleteTopic">;
 
 export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
@@ -84,9 +83,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
     const record = await this.source.records.get(name);
     const names = record
       ? record.groups.map((g) => g.brokerGroup)
-      : live.entries.filter((e) => e.topics.some((t) => t.name === name)).map((e) =>
-        e.brokerName
-      );
+      : live.entries.filter((e) => e.topics.some((t) => t.name === name)).map((e) => e.brokerName);
     const results = await Promise.all(
       live.links.filter((l) => names.includes(l.name)).map((l) =>
         l.client.deleteTopic(name).then(() => true, (err) => {

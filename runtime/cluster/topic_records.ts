@@ -7,8 +7,8 @@ import { BrokerError } from "../protocol/errors.ts";
 import {
   decodeTopicRoute,
   encodeTopicRoute,
-  type TopicRouteRecord,
   topicRouteKey,
+  type TopicRouteRecord,
 } from "./route_record.ts";
 
 /** CAS attempts before update() gives up (each loser re-reads the winner's record). */

@@ -29,8 +29,7 @@ export function singleGroupRoutes(
     },
     addTopicGroup: (topic, group) => refuse(`add broker group ${group} to topic ${topic}`),
     drainTopicGroup: (topic, group) => refuse(`drain broker group ${group} of topic ${topic}`),
-    removeTopicGroup: (topic, group) =>
-      refuse(`remove broker group ${group} from topic ${topic}`),
+    removeTopicGroup: (topic, group) => refuse(`remove broker group ${group} from topic ${topic}`),
   };
 }
 

@@ -108,12 +108,10 @@ export interface TopicUpsert {
   writeQueueNums?: number;
   perm?: Perm;
   order?: boolean;
-  /** Cluster router only (docs/cluster.md): the broker groups a new topic spans, or groups
-   * to add to an existing one. Default: every live group. A single broker accepts only its
-   * own name. */
+  /** Cluster router (docs/cluster.md): groups the topic spans or joins (default: every
+   * live group); a single broker takes only its own name. */
   brokerGroups?: string[];
-  /** Cluster router only: spread a new topic over this many live groups (the ones holding
-   * the fewest topics). Not with brokerGroups. */
+  /** Cluster router: spread over this many live groups (fewest topics first). */
   brokerGroupCount?: number;
 }
 
