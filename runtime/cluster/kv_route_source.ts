@@ -59,7 +59,16 @@ export class KvClusterRouteSource implements ClusterRouteSource {
     return groups;
   }
 
-  topic(topic: string, options: { create?: boolean } = {}): Promise<ResolvedTopicRoute> {
+  /** As ClusterRouteSource.topic(); `fresh` skips the cache and asks every group for its
+   * queue counts instead of reading its registration (the admin, after a change). */
+  topic(
+    topic: string,
+    options: { create?: boolean; fresh?: boolean } = {},
+  ): Promise<ResolvedTopicRoute> {
+    if (options.fresh) {
+      this.invalidate(topic);
+      return this.#resolve(topic, options.create ?? false, true);
+    }
     const cached = this.#topics.get(topic);
     if (cached && cached.until > this.#o.nowMs()) {
       this.#hits++;
@@ -87,24 +96,27 @@ export class KvClusterRouteSource implements ClusterRouteSource {
     return { hits: this.#hits, misses: this.#misses };
   }
 
-  async #resolve(topic: string, create: boolean): Promise<ResolvedTopicRoute> {
+  async #resolve(topic: string, create: boolean, fresh = false): Promise<ResolvedTopicRoute> {
     const live = await this.live();
     let record = await this.records.get(topic);
     if (!record) {
-      const holders = live.entries.filter((e) => e.topics.some((t) => t.name === topic));
-      const spread = holders.length > 0 ? holders : create ? live.entries : [];
-      if (spread.length === 0) {
+      const holders = await holdersOf(live, topic);
+      const names = holders.length > 0
+        ? holders
+        : create
+        ? live.entries.map((e) => e.brokerName)
+        : [];
+      if (names.length === 0) {
         throw live.entries.length === 0 && create
           ? new BrokerError("BROKER_UNAVAILABLE", "No live broker group is registered")
           : new BrokerError("TOPIC_NOT_FOUND", `No topic ${topic} in cluster ${this.#o.cluster}`);
       }
-      const names = spread.map((e) => e.brokerName);
       record = await this.records.update(
         topic,
         (current) => current ? undefined : newRecord(topic, names, this.#o.nowMs()),
       );
     }
-    const route = await joinRoute(record!, live, { create });
+    const route = await joinRoute(record!, live, { create, fresh });
     this.#topics.set(topic, { route, until: this.#o.nowMs() + this.#o.routeCacheMs });
     return route;
   }
@@ -129,4 +141,18 @@ export class KvClusterRouteSource implements ClusterRouteSource {
     for (const key of this.#links.keys()) if (!keep.has(key)) this.#links.delete(key);
     return { entries, links };
   }
+}
+
+/** Groups whose registration lists `topic` and that still hold it (a registration is up to
+ * routeHeartbeatMs old: a topic deleted since must not come back). A group that cannot be
+ * asked is taken at its registration's word. */
+async function holdersOf(live: LiveGroups, topic: string): Promise<string[]> {
+  const held = await Promise.all(live.entries.map(async (e, i) => {
+    if (!e.topics.some((t) => t.name === topic)) return false;
+    return await live.links[i].client.getTopic(topic).then(
+      () => true,
+      (err) => !(err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND"),
+    );
+  }));
+  return live.entries.filter((_, i) => held[i]).map((e) => e.brokerName);
 }

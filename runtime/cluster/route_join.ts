@@ -1,6 +1,7 @@
 // A topic's route record joined with the live groups: each group of the record that is
-// live, with its queue counts and perm. They come from the group's registration; a topic
-// created there since its last heartbeat (routeHeartbeatMs) is asked of the group itself,
+// live, with its queue counts and perm. They come from the group's registration (up to
+// routeHeartbeatMs old); `fresh` (the admin's reads, after a change) asks every group, and
+// so does a topic created there since its last heartbeat,
 // and with `create` an active group that lacks the topic gets it (the broker's default
 // queue counts). A group that cannot be asked is left out, like one that is not live.
 import type { TopicRouteRecord } from "./route_record.ts";
@@ -19,7 +20,7 @@ export interface LiveGroups {
 export async function joinRoute(
   record: TopicRouteRecord,
   live: LiveGroups,
-  options: { create: boolean },
+  options: { create: boolean; fresh?: boolean },
 ): Promise<ResolvedTopicRoute> {
   const topic = record.topic;
   const groups: ResolvedGroup[] = [];
@@ -27,7 +28,9 @@ export async function joinRoute(
   await Promise.all(sorted.map(async (g) => {
     const i = live.links.findIndex((l) => l.name === g.brokerGroup);
     if (i < 0) return;
-    const registered = live.entries[i].topics.find((t) => t.name === topic);
+    const registered = options.fresh
+      ? undefined
+      : live.entries[i].topics.find((t) => t.name === topic);
     const create = options.create && g.state === "active";
     const shape = registered ?? await askGroup(live.links[i], topic, create);
     if (!shape) return;

@@ -100,8 +100,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
   }
 
   async topicRoute(topic: string): Promise<TopicRouteView> {
-    this.source.invalidate(topic);
-    return (await this.source.topic(topic)).view;
+    return (await this.source.topic(topic, { fresh: true })).view;
   }
 
   addTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView> {
@@ -129,7 +128,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
     } finally {
       this.source.invalidate(topic);
     }
-    return (await this.source.topic(topic)).view;
+    return (await this.source.topic(topic, { fresh: true })).view;
   }
 
   /** Live groups read now, not from the cache. */

@@ -18,7 +18,10 @@ import { lagOnGroup } from "./drain_check.ts";
 export interface AdminRouteSource {
   readonly records: TopicRecords;
   live(): Promise<LiveGroups>;
-  topic(topic: string, options?: { create?: boolean }): Promise<ResolvedTopicRoute>;
+  topic(
+    topic: string,
+    options?: { create?: boolean; fresh?: boolean },
+  ): Promise<ResolvedTopicRoute>;
   invalidate(topic?: string): void;
 }
 

@@ -15,6 +15,8 @@ import { withBroker } from "./broker_testing.ts";
 export const CLUSTER = "TestCluster";
 
 export interface Groups {
+  /** The cluster the groups register in (CLUSTER unless given). */
+  cluster: string;
   brokers: Map<string, Broker>;
   kv: KvPort;
   /** Writes every group's route entry now (a heartbeat), with its current topics. */
@@ -30,6 +32,7 @@ export async function withGroups(
   names: string[],
   f: (g: Groups) => Promise<void>,
   kv?: KvPort,
+  cluster = CLUSTER,
 ): Promise<void> {
   const dir = mkdtempSync(`${tmpdir()}/mq-cluster-test-`);
   const store = kv ?? await (await pickPlatform()).openKv(`${dir}/kv.sqlite`, {});
@@ -43,15 +46,16 @@ export async function withGroups(
   };
   const run = () =>
     f({
+      cluster,
       brokers,
       kv: store,
       async register(...which) {
         for (const name of which.length ? which : names) {
           const b = brokers.get(name)!;
           await store.set(
-            [...ROUTES_PREFIX, CLUSTER, name],
+            [...ROUTES_PREFIX, cluster, name],
             encodeRoute({
-              cluster: CLUSTER,
+              cluster,
               brokerName: name,
               address: `${name}.test:1`,
               idPrefix: b.idPrefix,
@@ -75,7 +79,7 @@ export async function withGroups(
       source(o = {}) {
         return new KvClusterRouteSource({
           kv: store,
-          cluster: CLUSTER,
+          cluster,
           connect: (url) => this.connect(url),
           routeExpiryMs: 60_000,
           routeCacheMs: o.routeCacheMs ?? 60_000,
