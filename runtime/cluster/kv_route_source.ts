@@ -54,8 +54,10 @@ export class KvClusterRouteSource implements ClusterRouteSource {
     const now = this.#o.nowMs();
     if (this.#live && this.#live.until > now) return this.#live.groups;
     const groups = this.#readLive();
-    this.#live = { groups, until: now + this.#o.routeCacheMs };
-    groups.catch(() => this.#live = undefined);
+    const live = this.#live = { groups, until: now + this.#o.routeCacheMs };
+    groups.catch(() => {
+      if (this.#live === live) this.#live = undefined;
+    });
     return groups;
   }
 
