@@ -63,6 +63,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
         nextSlot: base.nextSlot + added.length,
       };
     });
+    this.source.invalidate(name);
     return this.getTopic(name);
   }
 

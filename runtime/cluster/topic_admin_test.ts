@@ -53,7 +53,8 @@ Deno.test("ClusterTopicAdmin: upsert over named groups, counts, defaults; refusa
       [0, 1, 2, 1024, 1025, 1026],
       "the admin's route asks the groups, not their registrations of before",
     );
-    await admin.upsertTopic("t", { brokerGroupCount: 3 });
+    const spread = await admin.upsertTopic("t", { brokerGroupCount: 3 });
+    assert.equal(spread.readQueueNums, 9, "the answer counts the group that just joined");
     assert.deepEqual(groupsOf(await admin.topicRoute("t")), [
       "g-c@0:active",
       "g-a@1:active",
