@@ -176,10 +176,9 @@ export class MqClient {
     const path = `/v1/topics/${enc_(topic)}/route/groups/${enc_(brokerGroup)}/drain`;
     return this.#http.request("POST", path);
   }
-  removeTopicGroup(topic: string, group: string, o: { force?: boolean } = {}) {
+  removeTopicGroup(t: string, g: string, o: { force?: boolean } = {}): Promise<TopicRouteView> {
     const q = o.force ? "?force=true" : "";
-    const path = `/v1/topics/${enc_(topic)}/route/groups/${enc_(group)}${q}`;
-    return this.#http.request<TopicRouteView>("DELETE", path);
+    return this.#http.request("DELETE", `/v1/topics/${enc_(t)}/route/groups/${enc_(g)}${q}`);
   }
   upsertGroup(group: string, settings: GroupSettings = {}): Promise<GroupView> {
     return this.#http.request("PUT", `/v1/groups/${enc_(group)}`, { json: settings });
