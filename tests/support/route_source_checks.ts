@@ -58,6 +58,15 @@ export async function checkSource(g: Groups): Promise<void> {
   assert.deepEqual(again.view, r.view);
   assert.equal(source.cacheStats().misses, before.misses + 1);
 
+  // A group of the record that lost the topic: no queues there, unless `create` makes it.
+  await g.brokers.get("g-b")!.deleteTopic("t1");
+  source.invalidate("t1");
+  const lost = await source.topic("t1", { fresh: true });
+  assert.deepEqual(lost.view.queues.filter((q) => q.brokerGroup === "g-b"), []);
+  source.invalidate("t1");
+  await source.topic("t1", { create: true, fresh: true });
+  assert.equal((await g.brokers.get("g-b")!.getTopic("t1")).readQueueNums, 8);
+
   // One client per (group, url, epoch): the same link objects after a re-read.
   source.invalidate();
   const links = await source.groups();
