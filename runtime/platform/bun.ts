@@ -1,3 +1,4 @@
+import { rootCertificates } from "node:tls";
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
 import { openSqliteOnBun } from "./bun_sqlite.ts";
 import { type KvOpenOptions, KvPortError, openNodeKv } from "./kv_port.ts";
@@ -17,9 +18,10 @@ export function bunPlatform(): Platform {
     clock: systemClock,
     bodyText: fatalThenScan(),
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {
-      return guardedServe(options, (address) => {
+      return guardedServe(options, (address, tls) => {
         const server = Bun.serve({
           ...address,
+          ...(tls ? { tls } : {}),
           // Bun's own idle limit (10 s by default) counts a long poll in flight as idle
           // and is one number for headers and keep-alive: off, the guard (conn_guard.ts)
           // times connections instead.
@@ -46,6 +48,14 @@ export function bunPlatform(): Platform {
       return openNodeKv(pathOrUrl, options.accessToken);
     },
     openSqlite: openSqliteOnBun,
+    fetchTrusting(caPem) {
+      // Bun's tls.ca replaces the roots, as node:tls's does: keep them and add the CA.
+      const ca = [...rootCertificates, caPem];
+      return (input, init) => {
+        const withCa: RequestInit & { tls: { ca: string[] } } = { ...init, tls: { ca } };
+        return fetch(input, withCa);
+      };
+    },
   };
 }
 

@@ -31,6 +31,8 @@ export interface FrontOptions {
   /** The loopback port the runtime's HTTP server listens on. */
   upstreamPort: number;
   tracker: ConnectionTracker;
+  /** Accept TLS only, with this certificate, and pipe the plaintext upstream. */
+  tls?: { cert: string; key: string };
 }
 
 /** A listening front: `close()` stops accepting; open connections stay (see whenEmpty). */

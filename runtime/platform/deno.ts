@@ -20,10 +20,11 @@ export function denoPlatform(): Platform {
       // Deno.serve takes h2c on a plain port as it is, and has no header, idle, connection
       // or body limit options: the guard (conn_guard.ts) enforces the first three,
       // functions/body.ts the body limits.
-      return guardedServe(options, (address) =>
+      return guardedServe(options, (address, tls) =>
         new Promise((resolve) => {
           const server = Deno.serve({
             ...address,
+            ...tls,
             onListen: (addr: { port: number }) =>
               resolve({ port: addr.port, close: () => server.shutdown() }),
           }, handler);
@@ -33,6 +34,15 @@ export function denoPlatform(): Platform {
     listenTcpConnections: listenNodeTcp,
     openKv,
     openSqlite: openNodeSqlite,
+    fetchTrusting(caPem) {
+      // caCerts adds to the roots Deno trusts (webpki's, or the system's with
+      // DENO_TLS_CA_STORE); one client, so connections are pooled across calls.
+      const client = Deno.createHttpClient({ caCerts: [caPem] });
+      return (input, init) => {
+        const withClient: RequestInit & { client: unknown } = { ...init, client };
+        return fetch(input, withClient);
+      };
+    },
   };
 }
 

@@ -2,7 +2,7 @@
 // table (runtime/config/) includes these same rows, so the embedded app, the functions as
 // their own process (functions/main.ts) and Deno Deploy (functions/deploy.ts) read the
 // same environment variables with the same defaults and checks.
-import { choiceSetting, fromEnv, intSetting, listSetting } from "./setting.ts";
+import { choiceSetting, fromEnv, intSetting, listSetting, textSetting } from "./setting.ts";
 
 const MIB = 1024 * 1024;
 
@@ -75,6 +75,14 @@ export const ROUTE_CACHE_MS = intSetting("routeCacheMs", "MQ_ROUTE_CACHE_MS", {
   unit: "ms",
   default: 5000,
   doc: "The functions re-read the route table from KV after this long (and on a failure).",
+});
+
+/** The functions' trust anchor for brokers serving TLS with a private CA (docs/operations.md). */
+export const BROKER_CA_FILE = textSetting("brokerCaFile", "MQ_BROKER_CA_FILE", {
+  default: "",
+  defaultText: "(the runtime's trusted roots)",
+  doc:
+    "PEM CA bundle the functions trust, besides the runtime's roots, for brokers that register https:// URLs; verification is never turned off.",
 });
 
 /** Most messages one find may ask for over any front end (RocketMQ's maxMsgsNumBatch is 64);
@@ -215,6 +223,7 @@ export const FUNCTIONS_SETTINGS = [
   ROUTE_CACHE_MS,
   REQUEST_BODY_BYTES_BACKSTOP,
   CORS_ORIGINS,
+  BROKER_CA_FILE,
 ];
 
 /** The part of a broker's config (BrokerConfig) the limits come from. */
@@ -247,6 +256,8 @@ export interface FunctionsSettings {
   routeCacheMs: number;
   requestBodyBytesBackstop: number;
   corsOrigins: string[];
+  /** A PEM file path, or "" for the runtime's trusted roots only. */
+  brokerCaFile: string;
 }
 
 /** The functions' settings from the environment (unset: the broker's defaults); throws
@@ -276,5 +287,6 @@ export function functionsSettingsFromEnv(
     routeCacheMs: fromEnv(ROUTE_CACHE_MS, env),
     requestBodyBytesBackstop: fromEnv(REQUEST_BODY_BYTES_BACKSTOP, env),
     corsOrigins: fromEnv(CORS_ORIGINS, env),
+    brokerCaFile: fromEnv(BROKER_CA_FILE, env),
   };
 }
