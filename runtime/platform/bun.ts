@@ -51,10 +51,11 @@ export function bunPlatform(): Platform {
     fetchTrusting(caPem) {
       // Bun's tls.ca replaces the roots, as node:tls's does: keep them and add the CA.
       const ca = [...rootCertificates, caPem];
-      return (input, init) => {
+      const trusting: typeof fetch = (input, init) => {
         const withCa: RequestInit & { tls: { ca: string[] } } = { ...init, tls: { ca } };
         return fetch(input, withCa);
       };
+      return Object.assign(trusting, { close: () => {} });
     },
   };
 }

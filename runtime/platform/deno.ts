@@ -38,10 +38,11 @@ export function denoPlatform(): Platform {
       // caCerts adds to the roots Deno trusts (webpki's, or the system's with
       // DENO_TLS_CA_STORE); one client, so connections are pooled across calls.
       const client = Deno.createHttpClient({ caCerts: [caPem] });
-      return (input, init) => {
+      const trusting: typeof fetch = (input, init) => {
         const withClient: RequestInit & { client: unknown } = { ...init, client };
         return fetch(input, withClient);
       };
+      return Object.assign(trusting, { close: () => client.close() });
     },
   };
 }

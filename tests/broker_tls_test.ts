@@ -1,0 +1,120 @@
+// The broker link over HTTPS (issue #26 item 6), real processes on both runtimes: a broker
+// serving TLS with a certificate from a throwaway CA registers an https:// URL in a KV
+// Connect host; a split-mode functions process given the CA (MQ_BROKER_CA_FILE) produces
+// and pulls through it; one without the CA is refused with an error that names the setting,
+// and stores nothing; the edge entry (functions/deploy.ts) runs on this runtime too and
+// answers a produce over the same link.
+import assert from "node:assert/strict";
+import process from "node:process";
+import { type ChildRun, RUNTIMES, startChild } from "./harness/process.ts";
+import { startBroker, startFunctions } from "./harness/broker.ts";
+import { makeTestPki, pkiUnavailable, type TestPki } from "./harness/tls.ts";
+import { MqClient } from "../client/mod.ts";
+import { decodeRoute, ROUTES_PREFIX } from "../runtime/protocol/routes.ts";
+
+// Deno.openKv reads the token from the environment, which tests in other files running in
+// this process may also use: adopt one that is already set rather than overwrite it.
+process.env.DENO_KV_ACCESS_TOKEN ??= "kv-tls-test-token-0123456789";
+const TOKEN = process.env.DENO_KV_ACCESS_TOKEN;
+const API_KEY = "edge-tls-test-key-0123456789";
+
+const skip = pkiUnavailable();
+if (skip) console.log(`broker_tls_test: skipped, ${skip}`);
+
+async function startKvHost(): Promise<{ host: ChildRun; url: string }> {
+  const host = startChild("deno", "tools/kv_host/main.ts", ["--port", "0", "--token", TOKEN]);
+  const { url } = await host.waitForJson<{ url: string }>(
+    "KV host url",
+    (v) => typeof v.url === "string",
+  );
+  return { host, url };
+}
+
+/** functions/deploy.ts on `runtime`, against the KV host, trusting the test CA. */
+async function startEdge(runtime: "deno" | "bun", kvUrl: string, pki: TestPki) {
+  const child = startChild(runtime, "functions/deploy.ts", [], {
+    HOST: "127.0.0.1",
+    PORT: "0",
+    MQ_KV: kvUrl,
+    DENO_KV_ACCESS_TOKEN: TOKEN,
+    MQ_API_KEYS: JSON.stringify([{ key: API_KEY, name: "edge", admin: true }]),
+    MQ_BROKER_CA_FILE: pki.caFile,
+  });
+  try {
+    const { url } = await child.waitForJson<{ url: string }>(
+      "edge functions listening",
+      (v) => v.event === "listening",
+    );
+    return { child, client: new MqClient({ baseUrl: url, token: API_KEY, retries: 0 }) };
+  } catch (err) {
+    await child[Symbol.asyncDispose]();
+    throw err;
+  }
+}
+
+for (const runtime of RUNTIMES) {
+  Deno.test({
+    name:
+      `broker link over TLS on ${runtime}: https:// route, trusted through MQ_BROKER_CA_FILE only`,
+    ignore: skip !== undefined,
+    fn: async () => {
+      using pki = makeTestPki();
+      const { host, url: kvUrl } = await startKvHost();
+      await using _kvHost = host;
+      await using broker = await startBroker(runtime, {
+        env: {
+          MQ_KV: kvUrl,
+          DENO_KV_ACCESS_TOKEN: TOKEN,
+          MQ_HTTP_TLS_CERT_FILE: pki.certFile,
+          MQ_HTTP_TLS_KEY_FILE: pki.keyFile,
+          MQ_GRPC: "false",
+          MQ_REMOTING: "false",
+        },
+      });
+      assert.match(broker.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+
+      // The route entry names the https:// URL (readers take it through brokerUrl()).
+      const kv = await Deno.openKv(kvUrl);
+      try {
+        const entry = await kv.get<Uint8Array>([...ROUTES_PREFIX, "DefaultCluster", "broker-a"]);
+        const route = decodeRoute(entry.value!);
+        assert.equal(route?.url, broker.url);
+      } finally {
+        kv.close();
+      }
+
+      const [trusting, untrusting, edge] = await Promise.all([
+        startFunctions(runtime, { kvUrl, kvToken: TOKEN, env: { MQ_BROKER_CA_FILE: pki.caFile } }),
+        startFunctions(runtime, { kvUrl, kvToken: TOKEN }),
+        startEdge(runtime, kvUrl, pki),
+      ]);
+      await using _t = trusting;
+      await using _u = untrusting;
+      await using _e = edge.child;
+
+      const mq = trusting.client;
+      await mq.upsertTopic("Tls", { readQueueNums: 1, writeQueueNums: 1 });
+      await mq.produce("Tls", { body: "over https" });
+      assert.deepEqual(
+        (await mq.pull("Tls", 0, { offset: 0 })).messages.map((m) => m.body),
+        ["over https"],
+      );
+
+      // Without the CA: refused by certificate verification, with the setting to set.
+      const refused = await untrusting.client.produce("Tls", { body: "must not land" }).then(
+        () => undefined,
+        (err) => err,
+      );
+      assert.ok(refused, "a functions process without the CA reached the broker");
+      assert.equal(refused.code, "BROKER_UNAVAILABLE");
+      assert.match(refused.message, /MQ_BROKER_CA_FILE/);
+
+      // The edge entry on this runtime, over the same link.
+      await edge.client.produce("Tls", { body: "from the edge entry" });
+      assert.deepEqual(
+        (await mq.pull("Tls", 0, { offset: 0 })).messages.map((m) => m.body),
+        ["over https", "from the edge entry"],
+      );
+    },
+  });
+}
