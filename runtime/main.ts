@@ -57,7 +57,8 @@ async function main() {
     }
     throw err;
   }
-  let httpTls;
+  // HTTPS: the certificate this broker serves, and the CA a slave trusts its master by.
+  let httpTls, brokerCa;
   try {
     httpTls = config.httpTlsCertFile
       ? {
@@ -65,8 +66,9 @@ async function main() {
         key: readFileSync(config.httpTlsKeyFile, "utf8"),
       }
       : undefined;
+    brokerCa = config.brokerCaFile ? readFileSync(config.brokerCaFile, "utf8") : undefined;
   } catch (err) {
-    process.stderr.write(`config error: httpTlsCertFile/httpTlsKeyFile: ${err}\n`);
+    process.stderr.write(`config error: httpTlsCertFile, httpTlsKeyFile or brokerCaFile: ${err}\n`);
     process.exit(2);
   }
   // Front ends and the HA node are loaded only when on, and start loading now, so their
@@ -256,6 +258,7 @@ async function main() {
       httpAddress: address,
       haAddress: { host: config.haAdvertisedHost, port: haPort },
       remotingAddress: remoting?.brokerAddress,
+      brokerFetch: brokerCa ? platform.fetchTrusting(brokerCa) : undefined,
     });
     await node.start();
   }

@@ -3,12 +3,17 @@
 // Connect host; a split-mode functions process given the CA (MQ_BROKER_CA_FILE) produces
 // and pulls through it; one without the CA is refused with an error that names the setting,
 // and stores nothing; the edge entry (functions/deploy.ts) runs on this runtime too and
-// answers a produce over the same link.
+// answers a produce over the same link. A replicated group serving TLS: the slave copies its
+// master's metadata over HTTPS, trusting the same CA.
 import assert from "node:assert/strict";
 import process from "node:process";
+import { readFileSync } from "node:fs";
 import { type ChildRun, RUNTIMES, startChild } from "./harness/process.ts";
 import { startBroker, startFunctions } from "./harness/broker.ts";
 import { makeTestPki, pkiUnavailable, type TestPki } from "./harness/tls.ts";
+import { Cluster } from "./harness/cluster.ts";
+import { pickPlatform } from "../runtime/platform/pick.ts";
+import type { HaStatus } from "../runtime/protocol/ha_api.ts";
 import { MqClient } from "../client/mod.ts";
 import { decodeRoute, ROUTES_PREFIX } from "../runtime/protocol/routes.ts";
 
@@ -115,6 +120,54 @@ for (const runtime of RUNTIMES) {
         (await mq.pull("Tls", 0, { offset: 0 })).messages.map((m) => m.body),
         ["over https", "from the edge entry"],
       );
+    },
+  });
+}
+
+for (const runtime of RUNTIMES) {
+  Deno.test({
+    name:
+      `replicated group over TLS on ${runtime}: the slave copies the master's metadata over https`,
+    ignore: skip !== undefined,
+    fn: async () => {
+      using pki = makeTestPki();
+      await using cluster = new Cluster(runtime, 2, {
+        MQ_HTTP_TLS_CERT_FILE: pki.certFile,
+        MQ_HTTP_TLS_KEY_FILE: pki.keyFile,
+        MQ_BROKER_CA_FILE: pki.caFile,
+        MQ_HA_METADATA_SYNC_MS: "200",
+        MQ_GRPC: "false",
+        MQ_REMOTING: "false",
+        MQ_LOG_LEVEL: "debug",
+      });
+      await cluster.startKv();
+      const procs = await Promise.all([cluster.start(0), cluster.start(1)]);
+      assert.ok(procs.every((p) => p.url.startsWith("https://")));
+      const trusting = (await pickPlatform()).fetchTrusting(readFileSync(pki.caFile, "utf8"));
+      try {
+        const status = async (url: string) => {
+          const res = await trusting(`${url}/v1/ha/status`);
+          return await res.json() as HaStatus;
+        };
+        const deadline = performance.now() + 20_000;
+        let roles: HaStatus[] = [];
+        while (performance.now() < deadline) {
+          roles = await Promise.all(procs.map((p) => status(p.url)));
+          if (roles.some((r) => r.role === "master") && roles.some((r) => r.role === "slave")) {
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const slave = roles.findIndex((r) => r.role === "slave");
+        assert.ok(slave >= 0, `no master and slave: ${JSON.stringify(roles)}`);
+        await procs[slave].child.waitFor(
+          "the slave's first metadata sync over https",
+          () => procs[slave].child.stderr.join("").includes("metadata synced"),
+          15_000,
+        );
+      } finally {
+        trusting.close();
+      }
     },
   });
 }

@@ -13,6 +13,7 @@ import {
   BATCH_BODY_BYTES_MAX,
   BATCH_ITEMS_MAX,
   BODY_READ_TIMEOUT_MS,
+  BROKER_CA_FILE,
   CORS_ORIGINS,
   HTTP_CONNECTION_GUARD,
   HTTP_CONNECTIONS_MAX,
@@ -62,6 +63,7 @@ export const SERVER_SETTINGS = [
     default: "",
     doc: "PEM private key of httpTlsCertFile.",
   }),
+  BROKER_CA_FILE,
   textSetting("dataDir", "DATA_DIR", {
     default: "./data",
     doc: "Data folder (CommitLog, queues, index, metadata, KV).",

@@ -77,12 +77,12 @@ export const ROUTE_CACHE_MS = intSetting("routeCacheMs", "MQ_ROUTE_CACHE_MS", {
   doc: "The functions re-read the route table from KV after this long (and on a failure).",
 });
 
-/** The functions' trust anchor for brokers serving TLS with a private CA (docs/operations.md). */
+/** Trust for brokers serving TLS with a private CA (docs/operations.md, TLS). */
 export const BROKER_CA_FILE = textSetting("brokerCaFile", "MQ_BROKER_CA_FILE", {
   default: "",
   defaultText: "(the runtime's trusted roots)",
   doc:
-    "PEM CA bundle the functions trust, besides the runtime's roots, for brokers that register https:// URLs; verification is never turned off.",
+    "PEM CA bundle trusted, besides the runtime's roots, for brokers' https:// URLs: by the functions' broker link, and by a slave fetching its master's metadata. Verification is never turned off.",
 });
 
 /** Most messages one find may ask for over any front end (RocketMQ's maxMsgsNumBatch is 64);
