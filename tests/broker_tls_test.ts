@@ -125,6 +125,19 @@ for (const runtime of RUNTIMES) {
 }
 
 for (const runtime of RUNTIMES) {
+  Deno.test(`functions on ${runtime} refuse to start with an unreadable MQ_BROKER_CA_FILE`, async () => {
+    await using child = startChild(runtime, "functions/main.ts", [], {
+      PORT: "0",
+      MQ_KV: "http://127.0.0.1:9", // never opened: the settings are read first
+      MQ_BROKER_CA_FILE: "/nonexistent/ca.pem",
+    });
+    const { code } = await child.exited;
+    assert.equal(code, 2);
+    assert.match(child.stderr.join(""), /config error: MQ_BROKER_CA_FILE: cannot read/);
+  });
+}
+
+for (const runtime of RUNTIMES) {
   Deno.test({
     name:
       `replicated group over TLS on ${runtime}: the slave copies the master's metadata over https`,
