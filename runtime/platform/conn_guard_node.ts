@@ -40,10 +40,14 @@ export function listenNodeFront(options: FrontOptions): Promise<Front> {
     client.on("error", done);
     upstream.on("error", done);
   };
-  // With TLS, `client` is the decrypted stream (secureConnection); a failed handshake never
-  // reaches onClient and is not counted.
-  const server = options.tls
-    ? tls.createServer({ ...options.tls, noDelay: true }, onClient)
+  // With TLS, `client` is the decrypted stream (secureConnection): a handshake is not counted
+  // until it ends, and node:tls drops one that takes longer than handshakeTimeoutMs.
+  const t = options.tls;
+  const server = t
+    ? tls.createServer(
+      { cert: t.cert, key: t.key, handshakeTimeout: t.handshakeTimeoutMs, noDelay: true },
+      onClient,
+    )
     : net.createServer({ noDelay: true }, onClient);
   return new Promise((resolve, reject) => {
     server.once("error", reject);

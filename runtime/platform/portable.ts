@@ -66,7 +66,8 @@ export async function guardedServe(
       port: options.port,
       upstreamPort: inner.port,
       tracker,
-      tls: options.tls,
+      tls: options.tls &&
+        { ...options.tls, handshakeTimeoutMs: options.connections.headerTimeoutMs },
     });
   } catch (err) {
     tracker.stop();
