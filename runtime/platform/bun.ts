@@ -1,4 +1,3 @@
-import { rootCertificates } from "node:tls";
 import { NodeFilePort } from "../../storage/node_fs_port.ts";
 import { openSqliteOnBun } from "./bun_sqlite.ts";
 import { type KvOpenOptions, KvPortError, openNodeKv } from "./kv_port.ts";
@@ -6,6 +5,7 @@ import { isEtcdUrl, openEtcdKv } from "./etcd_port.ts";
 import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
 import { guardedServe, listenNodeTcp, systemClock } from "./portable.ts";
 import { listenBunTcp } from "./bun_tcp.ts";
+import { bunFetchTrusting } from "./bun_fetch.ts";
 
 // deno-lint-ignore no-explicit-any
 const Bun = (globalThis as any).Bun;
@@ -48,15 +48,7 @@ export function bunPlatform(): Platform {
       return openNodeKv(pathOrUrl, options.accessToken);
     },
     openSqlite: openSqliteOnBun,
-    fetchTrusting(caPem) {
-      // Bun's tls.ca replaces the roots, as node:tls's does: keep them and add the CA.
-      const ca = [...rootCertificates, caPem];
-      const trusting: typeof fetch = (input, init) => {
-        const withCa: RequestInit & { tls: { ca: string[] } } = { ...init, tls: { ca } };
-        return fetch(input, withCa);
-      };
-      return Object.assign(trusting, { close: () => {} });
-    },
+    fetchTrusting: (caPem) => bunFetchTrusting(caPem),
   };
 }
 

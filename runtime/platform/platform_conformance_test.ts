@@ -283,6 +283,31 @@ check(
       } finally {
         await stranger.close({ force: true });
       }
+      if (platform.name === "bun") {
+        // Bun's tls.ca replaces the roots, so fetchTrusting tries the CA alone first and
+        // falls back to the roots as well (bun_fetch.ts): with `other`'s CA standing in for
+        // a root, its server is reached on the fallback, and that origin stays on it.
+        const { bunFetchTrusting } = await import("./bun_fetch.ts");
+        const withRoot = bunFetchTrusting(readFileSync(pki.caFile, "utf8"), [
+          readFileSync(other.caFile, "utf8"),
+        ]);
+        const rooted = await platform.serve({
+          hostname: "127.0.0.1",
+          port: 0,
+          maxRequestBodyBytes: 1024,
+          tls: pem(other),
+        }, () => new Response("under a root"));
+        try {
+          const url = `https://127.0.0.1:${rooted.port}/`;
+          assert.equal(
+            await (await withRoot(url, { method: "POST", body: "x" })).text(),
+            "under a root",
+          );
+          assert.equal(await (await withRoot(url)).text(), "under a root");
+        } finally {
+          await rooted.close({ force: true });
+        }
+      }
     } finally {
       trusting.close();
     }
