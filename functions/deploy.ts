@@ -39,7 +39,7 @@ const kv = await platform.openKv(kvUrl || undefined, {
 });
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
 if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
-  throw new Error("Set MQ_API_KEYS: the functions refuse to run open on Deploy");
+  throw new Error("Set MQ_API_KEYS: the edge functions refuse to run open");
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.

@@ -137,6 +137,13 @@ for (const runtime of RUNTIMES) {
   });
 }
 
+Deno.test("the edge entry on bun stops at once without MQ_KV, naming it", async () => {
+  await using child = startChild("bun", "functions/deploy.ts", [], { PORT: "0" });
+  const { code } = await child.exited;
+  assert.notEqual(code, 0);
+  assert.match(child.stderr.join(""), /Set MQ_KV to the KV Connect URL/);
+});
+
 for (const runtime of RUNTIMES) {
   Deno.test({
     name:
