@@ -37,6 +37,13 @@ export function denoPlatform(): Platform {
     fetchTrusting(caPem) {
       // caCerts adds to the roots Deno trusts (webpki's, or the system's with
       // DENO_TLS_CA_STORE); one client, so connections are pooled across calls.
+      if (typeof Deno.createHttpClient !== "function") {
+        // Some Deno-based edge hosts leave it out: say so at start, not on the first call.
+        throw new Error(
+          "This Deno has no Deno.createHttpClient, so it cannot trust MQ_BROKER_CA_FILE: give " +
+            "the brokers a certificate from a public CA and unset it",
+        );
+      }
       const client = Deno.createHttpClient({ caCerts: [caPem] });
       const trusting: typeof fetch = (input, init) => {
         const withClient: RequestInit & { client: unknown } = { ...init, client };
