@@ -84,6 +84,14 @@ export const CLUSTER_NAME = textSetting("brokerClusterName", "MQ_CLUSTER", {
   rocketmq: "brokerClusterName",
 });
 
+/** Trust for brokers serving TLS with a private CA (docs/operations.md, TLS). */
+export const BROKER_CA_FILE = textSetting("brokerCaFile", "MQ_BROKER_CA_FILE", {
+  default: "",
+  defaultText: "(the runtime's trusted roots)",
+  doc:
+    "PEM CA bundle trusted, besides the runtime's roots, for brokers' https:// URLs: by the functions' broker link, and by a slave fetching its master's metadata. Verification is never turned off.",
+});
+
 /** Most messages one find may ask for over any front end (RocketMQ's maxMsgsNumBatch is 64);
  * queryMessageNumsMax can lower it, not raise it. */
 export const QUERY_MESSAGE_NUMS_CEILING = 64;
@@ -223,6 +231,7 @@ export const FUNCTIONS_SETTINGS = [
   CLUSTER_NAME,
   REQUEST_BODY_BYTES_BACKSTOP,
   CORS_ORIGINS,
+  BROKER_CA_FILE,
 ];
 
 /** The part of a broker's config (BrokerConfig) the limits come from. */
@@ -257,6 +266,8 @@ export interface FunctionsSettings {
   cluster: string;
   requestBodyBytesBackstop: number;
   corsOrigins: string[];
+  /** A PEM file path, or "" for the runtime's trusted roots only. */
+  brokerCaFile: string;
 }
 
 /** The functions' settings from the environment (unset: the broker's defaults); throws
@@ -287,5 +298,6 @@ export function functionsSettingsFromEnv(
     cluster: fromEnv(CLUSTER_NAME, env),
     requestBodyBytesBackstop: fromEnv(REQUEST_BODY_BYTES_BACKSTOP, env),
     corsOrigins: fromEnv(CORS_ORIGINS, env),
+    brokerCaFile: fromEnv(BROKER_CA_FILE, env),
   };
 }
