@@ -6,7 +6,7 @@
 // functions hop, which bench/cluster/cluster_bench.ts measures with real processes.
 //   deno run -A bench/cluster/router_bench.ts [--messages 20000] [--rounds 3] [--json]
 //   bun run bench/cluster/router_bench.ts     [--messages 20000] [--rounds 3] [--json]
-import { withCluster } from "../../tests/support/cluster_testing.ts";
+import { withCluster } from "../../tests/support/cluster_router_testing.ts";
 import { ClusterClient, type ClusterTopicAdminPort } from "../../runtime/cluster/client.ts";
 import { QUEUE_ID_STRIDE } from "../../runtime/protocol/cluster_types.ts";
 import { commandLine, median, rateOf, round, runtimeInfo, say } from "../support.ts";

@@ -1,11 +1,16 @@
-// The cluster router's data plane (issue #26; docs/cluster.md "Routing rules"): a
+// The cluster router's data plane (issue #26; docs/cluster.md "Data plane: routing rules"): a
 // BrokerClient for stateless functions whose topics span several broker groups. Each call
 // goes to the group that owns its queue (global ids: runtime/protocol/cluster_types.ts),
 // is spread over groups (produce, POP) or fans out and merges (offsets, views). Composition
 // only: the rules live in the routers beside it. Topic administration (records in the
 // coordination store, expansion, drain) is the control plane's, given as `topics`.
-import type { AdminApi, BrokerClient, OpsApi, TransactionApi } from "../protocol/core_api.ts";
-import type { TopicRouteView } from "../protocol/cluster_types.ts";
+import type {
+  AdminApi,
+  BrokerClient,
+  ClusterAdminApi,
+  OpsApi,
+  TransactionApi,
+} from "../protocol/core_api.ts";
 import type { ClusterRouteSource } from "./route_source.ts";
 import { ClusterContext, type ClusterRouterOptions } from "./context.ts";
 import { ProduceRouter } from "./produce_router.ts";
@@ -19,11 +24,11 @@ import { SubscriptionRouter } from "./subscription_router.ts";
 import { OpsRouter } from "./ops_router.ts";
 
 /** What the router asks of the control plane's topic admin (runtime/cluster/topic_admin.ts,
- * ClusterTopicAdmin): topics as the cluster sees them, and a topic's route. */
+ * ClusterTopicAdmin): topics as the cluster sees them, routes, expansion and drain. */
 export interface ClusterTopicAdminPort
-  extends Pick<AdminApi, "upsertTopic" | "getTopic" | "listTopics" | "deleteTopic"> {
-  topicRoute?(topic: string): Promise<TopicRouteView>;
-}
+  extends
+    Pick<AdminApi, "upsertTopic" | "getTopic" | "listTopics" | "deleteTopic">,
+    ClusterAdminApi {}
 
 type Api = BrokerClient & TransactionApi & OpsApi;
 
@@ -54,11 +59,6 @@ export class ClusterClient implements Api {
     this.#admin = new AdminRouter(ctx);
     this.#subs = new SubscriptionRouter(ctx);
     this.#ops = new OpsRouter(ctx);
-  }
-
-  /** GET /v1/topics/{topic}/route: the topic admin's answer, else the resolved route's. */
-  async topicRoute(topic: string): Promise<TopicRouteView> {
-    return this.topics.topicRoute?.(topic) ?? (await this.routes.topic(topic)).view;
   }
 
   cacheStats(): { hits: number; misses: number } {
@@ -97,6 +97,12 @@ export class ClusterClient implements Api {
   getTopic: Api["getTopic"] = (n) => this.topics.getTopic(n);
   listTopics: Api["listTopics"] = () => this.topics.listTopics();
   deleteTopic: Api["deleteTopic"] = (n) => this.topics.deleteTopic(n);
+
+  // ClusterAdminApi: the control plane's too
+  topicRoute: Api["topicRoute"] = (t) => this.topics.topicRoute(t);
+  addTopicGroup: Api["addTopicGroup"] = (t, g) => this.topics.addTopicGroup(t, g);
+  drainTopicGroup: Api["drainTopicGroup"] = (t, g) => this.topics.drainTopicGroup(t, g);
+  removeTopicGroup: Api["removeTopicGroup"] = (t, g, o) => this.topics.removeTopicGroup(t, g, o);
   upsertGroup: Api["upsertGroup"] = (g, s) => this.#admin.upsertGroup(g, s);
   getGroup: Api["getGroup"] = (g) => this.#admin.getGroup(g);
   resetOffsetsByTime: Api["resetOffsetsByTime"] = (g, t, ts) =>

@@ -3,7 +3,7 @@
 // transaction checks polled across groups, a topic on two of three groups, a draining
 // group, a group that went away.
 import assert from "node:assert/strict";
-import { withCluster } from "../../tests/support/cluster_testing.ts";
+import { withCluster } from "../../tests/support/cluster_router_testing.ts";
 import { ClusterClient, type ClusterTopicAdminPort } from "./client.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { unwrapToken } from "./handles.ts";

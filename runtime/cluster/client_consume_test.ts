@@ -2,7 +2,7 @@
 // receipt-handle routing, long polls across groups, assignment over the global queue list,
 // offsets merged, locks, broadcast group settings and merged views.
 import assert from "node:assert/strict";
-import { withCluster } from "../../tests/support/cluster_testing.ts";
+import { withCluster } from "../../tests/support/cluster_router_testing.ts";
 import { ClusterClient, type ClusterTopicAdminPort } from "./client.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { unwrapToken } from "./handles.ts";

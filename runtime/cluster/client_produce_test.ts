@@ -2,7 +2,7 @@
 // order per sharding key, fault skip and retry, batch split, scheduled-message routing,
 // find by id and transactions.
 import assert from "node:assert/strict";
-import { withCluster } from "../../tests/support/cluster_testing.ts";
+import { withCluster } from "../../tests/support/cluster_router_testing.ts";
 import { ClusterClient, type ClusterTopicAdminPort } from "./client.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { javaStringHashCode } from "../../storage/message/record.ts";

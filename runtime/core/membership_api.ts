@@ -1,12 +1,8 @@
 // Long-lived consumers: heartbeat, queue assignment by the group's strategy, and queue
 // locks for ordered consumption (RocketMQ's ClientManageProcessor and rebalance).
 import { BrokerError } from "../protocol/errors.ts";
-import type {
-  AssignmentOptions,
-  AssignmentView,
-  HeartbeatRequest,
-  MembersView,
-} from "../protocol/types.ts";
+import type { AssignmentView, HeartbeatRequest, MembersView } from "../protocol/types.ts";
+import type { AssignmentOptions } from "../protocol/cluster_types.ts";
 import { type ConsumerMembership, MembershipError } from "../consumer/membership.ts";
 import { AllocateArgumentError } from "../consumer/allocate.ts";
 import type { GroupRegistry } from "./group_registry.ts";

@@ -102,10 +102,17 @@ export interface TopicConfig {
 }
 
 export interface TopicUpsert {
+  /** Per broker group: each group the topic spans gets this many (RocketMQ's
+   * `updateTopic -c cluster`). */
   readQueueNums?: number;
   writeQueueNums?: number;
   perm?: Perm;
   order?: boolean;
+  /** Cluster router (docs/cluster.md): groups the topic spans or joins (default: every
+   * live group); a single broker takes only its own name. */
+  brokerGroups?: string[];
+  /** Cluster router: spread over this many live groups (fewest topics first). */
+  brokerGroupCount?: number;
 }
 
 export interface QueueOffsetInfo {
@@ -337,12 +344,6 @@ export interface AssignmentView {
   topic: string;
   generation: number;
   queueIds: number[];
-}
-
-/** GET /v1/groups/{group}/assignment?queueIds=0,1,1024: allocate over these queue ids (a
- * topic's global ids across broker groups) instead of the broker's own queues. */
-export interface AssignmentOptions {
-  queueIds?: number[];
 }
 
 export interface HeartbeatRequest {
