@@ -354,10 +354,11 @@ export class MqClient {
   upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView> {
     return this.#http.request("PUT", `/v1/subscriptions/${enc_(group)}`, { json: input });
   }
-  async listSubscriptions(): Promise<SubscriptionView[]> {
+  /** With revealSecrets (an admin key), the secrets in full. */
+  async listSubscriptions(options: { revealSecrets?: boolean } = {}): Promise<SubscriptionView[]> {
     return (await this.#http.request<{ subscriptions: SubscriptionView[] }>(
       "GET",
-      "/v1/subscriptions",
+      `/v1/subscriptions${options.revealSecrets ? "?revealSecrets=true" : ""}`,
     )).subscriptions;
   }
   getSubscription(group: string): Promise<SubscriptionView> {

@@ -216,7 +216,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       setSchedulePaused: (id, p) => scheduling.setSchedulePaused(id, p),
       deleteSchedule: (id) => scheduling.deleteSchedule(id),
       upsertSubscription: (g, i) => subscriptions.upsertSubscription(g, i),
-      listSubscriptions: () => subscriptions.listSubscriptions(),
+      listSubscriptions: (o) => subscriptions.listSubscriptions(o),
       getSubscription: (g) => subscriptions.getSubscription(g),
       deleteSubscription: (g) => subscriptions.deleteSubscription(g),
       setSubscriptionPaused: (g, p) => subscriptions.setSubscriptionPaused(g, p),

@@ -92,6 +92,14 @@ export function subscriptionRoutes(deps: RouteDeps<Api>): Routes {
       operationId: "listSubscriptions",
       tags: TAGS,
       summary: "List webhook subscriptions",
+      request: {
+        query: z.object({
+          revealSecrets: z.enum(["true", "false"]).optional().openapi({
+            description: "true: secrets in full (the cluster router copies subscriptions " +
+              "to a broker group that joins a topic)",
+          }),
+        }),
+      },
       responses: {
         200: json(
           "Every subscription",
@@ -102,7 +110,10 @@ export function subscriptionRoutes(deps: RouteDeps<Api>): Routes {
     }),
     async (c) => {
       allow(c, "admin");
-      return c.json({ subscriptions: await api.call((b) => b.listSubscriptions()) });
+      const revealSecrets = c.req.query("revealSecrets") === "true";
+      return c.json({
+        subscriptions: await api.call((b) => b.listSubscriptions({ revealSecrets })),
+      });
     },
   );
   serve(

@@ -116,7 +116,7 @@ export class ClusterClient implements Api {
   setSchedulePaused: Api["setSchedulePaused"] = (id, p) => this.#admin.setSchedulePaused(id, p);
   deleteSchedule: Api["deleteSchedule"] = (id) => this.#admin.deleteSchedule(id);
   upsertSubscription: Api["upsertSubscription"] = (g, i) => this.#subs.upsertSubscription(g, i);
-  listSubscriptions: Api["listSubscriptions"] = () => this.#subs.listSubscriptions();
+  listSubscriptions: Api["listSubscriptions"] = (o) => this.#subs.listSubscriptions(o);
   getSubscription: Api["getSubscription"] = (g) => this.#subs.getSubscription(g);
   deleteSubscription: Api["deleteSubscription"] = (g) => this.#subs.deleteSubscription(g);
   setSubscriptionPaused: Api["setSubscriptionPaused"] = (g, p) =>

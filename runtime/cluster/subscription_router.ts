@@ -26,12 +26,12 @@ export class SubscriptionRouter {
     return merged(answers);
   }
 
-  async listSubscriptions(): Promise<SubscriptionView[]> {
+  async listSubscriptions(options?: { revealSecrets?: boolean }): Promise<SubscriptionView[]> {
     const answers = await fanOut(
       this.ctx,
       await this.ctx.groups(),
       undefined,
-      (c) => c.listSubscriptions(),
+      (c) => c.listSubscriptions(options),
     );
     const byGroup = new Map<string, Answer<SubscriptionView>[]>();
     for (const { link, value } of answers) {

@@ -12,6 +12,8 @@ import type { LiveGroups } from "./route_join.ts";
 import { newRecord } from "./topic_records.ts";
 import type { TopicRouteRecord } from "./route_record.ts";
 import { aggregateTopic, aggregateTopics } from "./topic_aggregate.ts";
+import { copyTopicConsumers } from "./topic_join_copy.ts";
+import type { GroupLink } from "./route_source.ts";
 import {
   addTopicGroup,
   type AdminRouteSource,
@@ -42,9 +44,12 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
       return link?.client.upsertTopic(name, { ...local, ...(perm !== undefined && { perm }) });
     }));
     const template = current && !hasCounts(local) ? await this.#template(name) : {};
-    await Promise.all(joining.map((g) => {
+    const model = current && joining.length > 0 ? await this.#member(name) : undefined;
+    await Promise.all(joining.map(async (g) => {
       const link = live.links.find((l) => l.name === g)!;
-      return link.client.upsertTopic(name, { ...template, ...local });
+      await link.client.upsertTopic(name, { ...template, ...local });
+      // Consumers first: the record below is what makes routers write to the group.
+      if (model) await copyTopicConsumers(model, link, name);
     }));
     await this.source.records.update(name, (record) => {
       const base = record ?? newRecord(name, [], 0);
@@ -144,6 +149,12 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
       if (!(err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND")) throw err;
     });
     return await this.source.records.get(name);
+  }
+
+  /** A live group of the topic (active first): the model a joining group copies. */
+  async #member(name: string): Promise<GroupLink | undefined> {
+    const route = await this.source.topic(name);
+    return (route.groups.find((g) => g.state === "active") ?? route.groups[0])?.link;
   }
 
   /** A group's settings of the topic, for a group that joins without explicit counts. */

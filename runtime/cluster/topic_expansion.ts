@@ -13,6 +13,7 @@ import type { GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import type { LiveGroups } from "./route_join.ts";
 import type { TopicRecords } from "./topic_records.ts";
 import { lagOnGroup } from "./drain_check.ts";
+import { copyTopicConsumers } from "./topic_join_copy.ts";
 
 /** What the admin needs of the route source (KvClusterRouteSource fits). */
 export interface AdminRouteSource {
@@ -35,7 +36,12 @@ export async function addTopicGroup(
   const member = record.groups.find((g) => g.brokerGroup === brokerGroup);
   if (member?.state === "active") return;
   const template = await templateOf(source, topic, record, brokerGroup);
-  await link.client.upsertTopic(topic, { ...template, perm: template.perm | PERM_WRITE });
+  await link.client.upsertTopic(topic, {
+    ...template.settings,
+    perm: template.settings.perm | PERM_WRITE,
+  });
+  // Consumers first: the record below is what makes routers write to the group.
+  if (template.link) await copyTopicConsumers(template.link, link, topic);
   await source.records.update(topic, (current) => {
     if (!current) throw notFound(topic);
     const at = current.groups.findIndex((g) => g.brokerGroup === brokerGroup);
@@ -94,6 +100,7 @@ export async function removeTopicGroup(
         `Cannot tell whether broker group ${brokerGroup} is drained: it is not live; force to remove it anyway (its messages are lost)`,
       );
     }
+    await refuseHomeOfSchedules(link, topic);
     const left = await lagOnGroup(link, topic);
     if (left.length > 0) {
       throw new BrokerError(
@@ -118,6 +125,22 @@ export async function removeTopicGroup(
   await link?.client.deleteTopic(topic).catch((err) => {
     if (!(err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND")) throw err;
   });
+}
+
+/** A cron schedule produces on its home group only: removal is refused while the group is
+ * home to a schedule of the topic, whose ticks would go to a topic outside the route. The
+ * router cannot move it (its payload is not readable back): delete it and create it again;
+ * a draining group is never a home, so the new one lands on an active group. */
+async function refuseHomeOfSchedules(link: GroupLink, topic: string): Promise<void> {
+  const homed = (await link.client.listSchedules()).filter((s) => s.topic === topic);
+  if (homed.length === 0) return;
+  throw new BrokerError(
+    "TOPIC_ROUTE_CONFLICT",
+    `Cannot remove broker group ${link.name} from topic ${topic}: it is the home of cron ` +
+      `schedule ${homed.map((s) => s.id).join(", ")}; delete and create the schedule again ` +
+      `(it moves to an active group), then remove`,
+    { schedules: homed.map((s) => s.id) },
+  );
 }
 
 async function liveLink(source: AdminRouteSource, brokerGroup: string): Promise<GroupLink> {
@@ -176,9 +199,9 @@ async function templateOf(
     const link = links.find((l) => l.name === g.brokerGroup);
     if (!link) continue;
     const { readQueueNums, writeQueueNums, perm, order } = await link.client.getTopic(topic);
-    return { readQueueNums, writeQueueNums, perm, order };
+    return { link, settings: { readQueueNums, writeQueueNums, perm, order } };
   }
-  return { perm: PERM_READ | PERM_WRITE };
+  return { link: undefined, settings: { perm: PERM_READ | PERM_WRITE } };
 }
 
 function notFound(topic: string): BrokerError {

@@ -106,9 +106,10 @@ export class SubscriptionsAdmin {
     return webhooks.view(sub, true);
   }
 
-  listSubscriptions(): Promise<SubscriptionView[]> {
+  listSubscriptions(options?: { revealSecrets?: boolean }): Promise<SubscriptionView[]> {
     const { webhooks } = this.d;
-    return Promise.resolve(webhooks.list().map((s) => webhooks.view(s)));
+    const reveal = options?.revealSecrets === true;
+    return Promise.resolve(webhooks.list().map((s) => webhooks.view(s, reveal)));
   }
 
   getSubscription(group: string): Promise<SubscriptionView> {

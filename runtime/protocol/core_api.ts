@@ -130,7 +130,9 @@ export interface AdminApi {
   setSchedulePaused(id: string, paused: boolean): Promise<CronScheduleView>;
   deleteSchedule(id: string): Promise<void>;
   upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView>;
-  listSubscriptions(): Promise<SubscriptionView[]>;
+  /** With revealSecrets (admin), secrets in full: the cluster router copies a subscription
+   * to a broker group that joins its topic (runtime/cluster/topic_join_copy.ts). */
+  listSubscriptions(options?: { revealSecrets?: boolean }): Promise<SubscriptionView[]>;
   getSubscription(group: string): Promise<SubscriptionView>;
   deleteSubscription(group: string): Promise<void>;
   setSubscriptionPaused(group: string, paused: boolean): Promise<SubscriptionView>;

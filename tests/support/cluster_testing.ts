@@ -27,19 +27,21 @@ export interface Groups {
 
 export const urlOf = (name: string) => `http://${name}.test:1`;
 
-/** Opens a group per name over a fresh local KV file (or `kv`), runs `f`, closes all. */
+/** Opens a group per name over a fresh local KV file (or `kv`), runs `f`, closes all;
+ * `env`: settings every group's broker is opened with. */
 export async function withGroups(
   names: string[],
   f: (g: Groups) => Promise<void>,
   kv?: KvPort,
   cluster = CLUSTER,
+  env: Record<string, string> = {},
 ): Promise<void> {
   const dir = mkdtempSync(`${tmpdir()}/mq-cluster-test-`);
   const store = kv ?? await (await pickPlatform()).openKv(`${dir}/kv.sqlite`, {});
   const brokers = new Map<string, Broker>();
   const open = async (i: number): Promise<void> => {
     if (i === names.length) return await run();
-    await withBroker({ MQ_BROKER_NAME: names[i] }, async (b) => {
+    await withBroker({ ...env, MQ_BROKER_NAME: names[i] }, async (b) => {
       brokers.set(names[i], b);
       await open(i + 1);
     });
