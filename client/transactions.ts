@@ -167,6 +167,18 @@ export class TransactionClient {
     });
   }
 
+  /** With revealSecrets (an admin key), the secrets in full. */
+  async listTransactionChecks(
+    options: { revealSecrets?: boolean } = {},
+  ): Promise<TransactionCheckView[]> {
+    const qs = options.revealSecrets ? "?revealSecrets=true" : "";
+    return (await this.#http.request<{ checks: TransactionCheckView[] }>(
+      "GET",
+      `/v1/transaction-checks${qs}`,
+      { repeatable: true },
+    )).checks;
+  }
+
   async pollTransactionChecks(
     group: string,
     options: TransactionPollOptions = {},

@@ -136,6 +136,7 @@ const ROWS: Row[] = [
       path: `/v1/producer-groups/${t}/transaction-check`,
     }))
   ),
+  row("GET /v1/transaction-checks", "admin"),
   row("GET /v1/producer-groups/{group}/transaction-checks", "publish", (t) => ({
     path: `/v1/producer-groups/${t}/transaction-checks`,
   })),

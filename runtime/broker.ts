@@ -252,6 +252,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       setTransactionCheck: (g, i) => tx.setTransactionCheck(g, i),
       getTransactionCheck: (g) => tx.getTransactionCheck(g),
       deleteTransactionCheck: (g) => tx.deleteTransactionCheck(g),
+      listTransactionChecks: (o) => tx.listTransactionChecks(o),
       pollTransactionChecks: (g, o, s) => tx.pollTransactionChecks(g, o, s),
       registerTransactionCheckChannel: (g, c) => tx.registerTransactionCheckChannel(g, c),
     };

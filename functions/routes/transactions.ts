@@ -129,6 +129,28 @@ const deleteCheck = createRoute({
   responses: { 204: NO_CONTENT, ...REFUSALS },
 });
 
+const listChecks = createRoute({
+  method: "get",
+  path: "/v1/transaction-checks",
+  operationId: "listTransactionChecks",
+  tags: TAGS,
+  summary: "Every producer group's check URL (admin)",
+  request: {
+    query: z.object({
+      revealSecrets: z.enum(["true", "false"]).optional().openapi({
+        description: "true: secrets in full (the cluster router copies them to a joining group)",
+      }),
+    }),
+  },
+  responses: {
+    200: json(
+      "The check URLs by producer group",
+      z.object({ checks: z.array(CheckView) }).openapi("TransactionChecks"),
+    ),
+    ...REFUSALS,
+  },
+});
+
 const pollQuery = {
   waitMs: intText("waitMs").openapi({ description: "Longest wait for a check (ms)" }),
   max: intText("max", 256).openapi({ description: "Most checks in the answer (default 16)" }),
@@ -216,6 +238,12 @@ export function transactionRoutes(deps: RouteDeps<unknown>): Routes {
     allow(c, "publish", { group });
     await call((tx) => tx.deleteTransactionCheck(group));
     return c.body(null, 204);
+  });
+
+  serve(app, listChecks, async (c) => {
+    allow(c, "admin");
+    const revealSecrets = c.req.query("revealSecrets") === "true";
+    return c.json({ checks: await call((tx) => tx.listTransactionChecks({ revealSecrets })) }, 200);
   });
 
   serve(app, poll, async (c) => {

@@ -134,6 +134,7 @@ export class ClusterClient implements Api {
   setTransactionCheck: Api["setTransactionCheck"] = (g, i) => this.#tx.setTransactionCheck(g, i);
   getTransactionCheck: Api["getTransactionCheck"] = (g) => this.#tx.getTransactionCheck(g);
   deleteTransactionCheck: Api["deleteTransactionCheck"] = (g) => this.#tx.deleteTransactionCheck(g);
+  listTransactionChecks: Api["listTransactionChecks"] = (o) => this.#tx.listTransactionChecks(o);
   pollTransactionChecks: Api["pollTransactionChecks"] = (g, o, s) =>
     this.#tx.pollTransactionChecks(g, o, s);
 

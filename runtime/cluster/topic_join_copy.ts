@@ -7,6 +7,8 @@
 //   before the first message also makes LAST_OFFSET start at the new queues' first message.
 // - the topic's webhook subscriptions, with the same signing secrets (read in full with
 //   revealSecrets) and startFrom "earliest": everything written to the new queues is delivered.
+// - every producer group's transaction-check URL and secrets: any producer group may begin a
+//   transaction on the new queues (which ones use the topic is not known beforehand).
 // A group that already has one keeps its own (a re-added draining group).
 import type { SubscriptionInput, SubscriptionView } from "../protocol/types.ts";
 import type { GroupLink } from "./route_source.ts";
@@ -18,6 +20,18 @@ export async function copyTopicConsumers(
 ): Promise<void> {
   await copyConsumerGroups(template, joining);
   await copySubscriptions(template, joining, topic);
+  await copyTransactionChecks(template, joining);
+}
+
+async function copyTransactionChecks(template: GroupLink, joining: GroupLink): Promise<void> {
+  const have = new Set((await joining.client.listTransactionChecks()).map((c) => c.producerGroup));
+  for (const check of await template.client.listTransactionChecks({ revealSecrets: true })) {
+    if (have.has(check.producerGroup)) continue;
+    await joining.client.setTransactionCheck(check.producerGroup, {
+      url: check.url,
+      secrets: check.secrets,
+    });
+  }
 }
 
 async function copyConsumerGroups(template: GroupLink, joining: GroupLink): Promise<void> {

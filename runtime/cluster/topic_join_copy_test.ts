@@ -55,7 +55,7 @@ Deno.test("addTopicGroup copies the topic's webhook subscription, same secret", 
     assert.equal((await g.brokers.get("g-b")!.getSubscription("hook-sub")).topic, "hooks");
   }));
 
-Deno.test("a joining group gets the consumer groups' settings before it is writable", () =>
+Deno.test("a joining group gets consumer groups and transaction checks before it is writable", () =>
   open(async (g) => {
     await g.register("g-a"); // g-b comes up later: it never saw the consumer group
     const source = g.source();
@@ -66,6 +66,7 @@ Deno.test("a joining group gets the consumer groups' settings before it is writa
       brokerGroups: ["g-a"],
     });
     await client.upsertGroup("workers", { retryMaxTimes: 0, retryBackoffMs: [10] });
+    const check = await client.setTransactionCheck("txp", { url: "http://127.0.0.1:9/check" });
 
     await g.register("g-b");
     source.invalidate();
@@ -74,6 +75,8 @@ Deno.test("a joining group gets the consumer groups' settings before it is writa
     const copied = await g.brokers.get("g-b")!.getGroup("workers");
     assert.equal(copied.retryMaxTimes, 0);
     assert.deepEqual(copied.retryBackoffMs, [10]);
+    const checks = await g.brokers.get("g-b")!.listTransactionChecks({ revealSecrets: true });
+    assert.deepEqual(checks, [check]);
 
     // Messages written to g-b before any consumer asked there are received (LAST_OFFSET
     // starts at the first message of the new queue), and a nack dead-letters at once.

@@ -87,6 +87,24 @@ export class TransactionRouter {
     ]);
   }
 
+  /** Every live group's, one per producer group (the first group by name that has it). */
+  async listTransactionChecks(
+    options?: { revealSecrets?: boolean },
+  ): Promise<TransactionCheckView[]> {
+    const links = await this.ctx.groups();
+    const answers = await fanOut(
+      this.ctx,
+      links,
+      undefined,
+      (c) => c.listTransactionChecks(options),
+    );
+    const byGroup = new Map<string, TransactionCheckView>();
+    for (const { value } of answers) {
+      for (const v of value) if (!byGroup.has(v.producerGroup)) byGroup.set(v.producerGroup, v);
+    }
+    return [...byGroup.keys()].sort().map((g) => byGroup.get(g)!);
+  }
+
   async pollTransactionChecks(
     group: string,
     options: TransactionPollOptions,

@@ -160,6 +160,14 @@ export class TransactionCheckChannels implements TransactionCheckHost {
     return { producerGroup: group, url: c.url, secrets: c.secrets.map(maskSecret) };
   }
 
+  list(revealSecrets = false): TransactionCheckView[] {
+    return [...this.#urls.keys()].sort().map((group) => {
+      const c = this.#urls.get(group)!;
+      const secrets = revealSecrets ? [...c.secrets] : c.secrets.map(maskSecret);
+      return { producerGroup: group, url: c.url, secrets };
+    });
+  }
+
   async delete(group: string): Promise<void> {
     this.get(group);
     await this.#d.put(urlRecord(group, null, this.#d.nowMs()));

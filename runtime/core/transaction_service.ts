@@ -104,6 +104,7 @@ export function createTransactionService(d: TransactionServiceDeps): Transaction
     setTransactionCheck: (group, input) => channels.set(group, input),
     getTransactionCheck: (group) => Promise.resolve().then(() => channels.get(group)),
     deleteTransactionCheck: (group) => channels.delete(group),
+    listTransactionChecks: (o) => Promise.resolve(channels.list(o?.revealSecrets === true)),
     pollTransactionChecks(group, options, signal?: SignalSource) {
       checkGroup(group);
       const max = options.max ?? 16;

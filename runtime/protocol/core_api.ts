@@ -168,6 +168,9 @@ export interface TransactionApi {
   setTransactionCheck(group: string, input: TransactionCheckInput): Promise<TransactionCheckView>;
   getTransactionCheck(group: string): Promise<TransactionCheckView>;
   deleteTransactionCheck(group: string): Promise<void>;
+  /** Every producer group's check URL, by group name; with revealSecrets (admin) the
+   * secrets in full: the cluster router copies them to a group that joins a topic. */
+  listTransactionChecks(options?: { revealSecrets?: boolean }): Promise<TransactionCheckView[]>;
   /** Long poll for checks of `group` (producers that cannot take inbound calls). A check is
    * answered with endTransaction(…, { fromCheck: true }); UNKNOWN is no answer. */
   pollTransactionChecks(
