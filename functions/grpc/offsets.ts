@@ -8,28 +8,29 @@ import { tagsOf, tagsText } from "./filter.ts";
 import { encodeDelivered } from "./delivered_wire.ts";
 import { toMs } from "./message.ts";
 import { Code, OK, status } from "./status.ts";
+import { storeQueueId } from "./route.ts";
 
 const QueryOffsetPolicy = { BEGINNING: 0, END: 1, TIMESTAMP: 2 } as const;
 const PULL_BATCH_DEFAULT = 32;
 const DEADLINE_MARGIN_MS = 500;
 
-function queueOf(deps: GrpcDeps, req: Req, caller: Caller) {
+/** The request's topic and the core's id of its (broker, queue) (route.ts). */
+async function queueOf(deps: GrpcDeps, req: Req, caller: Caller, group?: string) {
   const topic = deps.names.inward(req.messageQueue?.topic, caller.namespace, "topic");
-  const queueId = Number(req.messageQueue?.id ?? 0);
+  deps.auth.allow(caller, "subscribe", group === undefined ? { topic } : { topic, group });
+  const queueId = await deps.api.call((b) => storeQueueId(b, topic, req.messageQueue));
   return { topic, queueId };
 }
 
-function groupQueueOf(deps: GrpcDeps, req: Req, caller: Caller) {
+async function groupQueueOf(deps: GrpcDeps, req: Req, caller: Caller) {
   const group = deps.names.inward(req.group, caller.namespace, "group");
-  const q = queueOf(deps, req, caller);
-  deps.auth.allow(caller, "subscribe", { topic: q.topic, group });
-  return { group, ...q };
+  return { group, ...await queueOf(deps, req, caller, group) };
 }
 
 export function offsetHandlers(deps: GrpcDeps) {
   return {
     getOffset: unary(deps, "GetOffset", async (req: Req, caller): Promise<Res> => {
-      const { group, topic, queueId } = groupQueueOf(deps, req, caller);
+      const { group, topic, queueId } = await groupQueueOf(deps, req, caller);
       const info = await deps.api.call((b) => b.getOffset(group, topic, queueId));
       if (info.offset < 0) {
         return {
@@ -39,13 +40,12 @@ export function offsetHandlers(deps: GrpcDeps) {
       return { status: OK, offset: info.offset };
     }),
     updateOffset: unary(deps, "UpdateOffset", async (req: Req, caller): Promise<Res> => {
-      const { group, topic, queueId } = groupQueueOf(deps, req, caller);
+      const { group, topic, queueId } = await groupQueueOf(deps, req, caller);
       await deps.api.call((b) => b.commitOffset(group, topic, queueId, Number(req.offset ?? 0)));
       return { status: OK };
     }),
     queryOffset: unary(deps, "QueryOffset", async (req: Req, caller): Promise<Res> => {
-      const { topic, queueId } = queueOf(deps, req, caller);
-      deps.auth.allow(caller, "subscribe", { topic });
+      const { topic, queueId } = await queueOf(deps, req, caller);
       const policy = Number(req.queryOffsetPolicy ?? 0);
       if (policy === QueryOffsetPolicy.TIMESTAMP) {
         // The core's time index, where the broker runs in this process (RecordApi).
@@ -74,7 +74,7 @@ export function offsetHandlers(deps: GrpcDeps) {
       return { status: OK, offset: policy === QueryOffsetPolicy.END ? r.maxOffset : r.minOffset };
     }),
     pullMessage: serverStream(deps, "PullMessage", async (req: Req, caller, call) => {
-      const { topic, queueId } = groupQueueOf(deps, req, caller);
+      const { topic, queueId } = await groupQueueOf(deps, req, caller);
       const tags = tagsText(tagsOf(req.filterExpression));
       const left = msLeft(call, deps.nowMs()) - DEADLINE_MARGIN_MS;
       const waitMs = Math.max(

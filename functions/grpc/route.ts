@@ -1,10 +1,13 @@
 // QueryRoute and QueryAssignment (reference/rocketmq-grpc.md §4, §11.1): a topic's queues
-// as RocketMQ 5 clients see them. Every queue is on one broker whose endpoints are the
-// access point the client used (as the proxy in cluster mode answers), so the client
-// keeps talking to this process. The broker picks the store queue on send (Node always
-// sends queue 0) and a receive pops every queue, so queue ids here are for show, except
-// that Node needs queue 0 readable and writable.
-import { PERM_READ, PERM_WRITE, type TopicConfig } from "../../runtime/protocol/types.ts";
+// as RocketMQ 5 clients see them, from the core's route (topicRoute): each broker group is
+// a broker, its queues keep their ids inside the group (RocketMQ addresses a queue as
+// (broker, queueId)), and every broker's endpoints are the access point the client used (as
+// the proxy in cluster mode answers), so the client keeps talking to this process. The
+// router picks the store queue on send and a receive pops every queue, so the ids matter
+// for the offset and pull RPCs only (storeQueueId); Node needs a queue 0 readable and
+// writable, which every group has.
+import type { BrokerClient } from "../../runtime/protocol/core_api.ts";
+import type { TopicRouteQueueView } from "../../runtime/protocol/cluster_types.ts";
 import type { Caller } from "./auth.ts";
 import { type Req, type Res, unary } from "./calls.ts";
 import type { GrpcDeps } from "./deps.ts";
@@ -13,30 +16,42 @@ import { OK } from "./status.ts";
 
 const Permission = { NONE: 1, READ: 2, WRITE: 3, READ_WRITE: 4 } as const;
 
-function permission(topic: TopicConfig, queueId: number): number {
-  const read = (topic.perm & PERM_READ) !== 0 && queueId < topic.readQueueNums;
-  const write = (topic.perm & PERM_WRITE) !== 0 && queueId < topic.writeQueueNums;
-  return read && write
+function permission(q: TopicRouteQueueView): number {
+  return q.readable && q.writable
     ? Permission.READ_WRITE
-    : read
+    : q.readable
     ? Permission.READ
-    : write
+    : q.writable
     ? Permission.WRITE
     : Permission.NONE;
 }
 
-function messageQueues(deps: GrpcDeps, topic: TopicConfig, caller: Caller, endpoints: unknown) {
+async function messageQueues(deps: GrpcDeps, name: string, caller: Caller, endpoints: unknown) {
   const accept: number[] = [MessageType.NORMAL, MessageType.FIFO, MessageType.DELAY];
   if (deps.transactions) accept.push(MessageType.TRANSACTION);
-  const broker = { name: deps.brokerName, id: 0, endpoints };
-  const count = Math.max(topic.readQueueNums, topic.writeQueueNums, 1);
-  return Array.from({ length: count }, (_, id) => ({
-    topic: deps.names.outward(topic.name, caller.namespace),
-    id,
-    permission: permission(topic, id),
-    broker,
+  const route = await deps.api.call((b) => b.topicRoute(name));
+  return route.queues.map((q) => ({
+    topic: deps.names.outward(name, caller.namespace),
+    id: q.localQueueId,
+    permission: permission(q),
+    broker: { name: q.brokerGroup, id: 0, endpoints },
     acceptMessageTypes: accept,
   }));
+}
+
+/** The core's queue id of a client's (broker, queue id): the global id of that group's
+ * queue (docs/cluster.md); the id itself when no broker is named or the route has none. */
+export async function storeQueueId(
+  b: BrokerClient,
+  topic: string,
+  mq: { id?: number; broker?: { name?: string } } | undefined,
+): Promise<number> {
+  const id = Number(mq?.id ?? 0);
+  const broker = mq?.broker?.name;
+  if (!broker) return id;
+  const route = await b.topicRoute(topic);
+  const q = route.queues.find((q) => q.brokerGroup === broker && q.localQueueId === id);
+  return q?.queueId ?? id;
 }
 
 export function routeHandlers(deps: GrpcDeps) {
@@ -44,16 +59,14 @@ export function routeHandlers(deps: GrpcDeps) {
     queryRoute: unary(deps, "QueryRoute", async (req: Req, caller): Promise<Res> => {
       const name = deps.names.inward(req.topic, caller.namespace, "topic");
       deps.auth.allow(caller, "see", { topic: name });
-      const topic = await deps.api.call((b) => b.getTopic(name));
-      return { status: OK, messageQueues: messageQueues(deps, topic, caller, req.endpoints) };
+      return { status: OK, messageQueues: await messageQueues(deps, name, caller, req.endpoints) };
     }),
     queryAssignment: unary(deps, "QueryAssignment", async (req: Req, caller): Promise<Res> => {
       const name = deps.names.inward(req.topic, caller.namespace, "topic");
       const group = deps.names.inward(req.group, caller.namespace, "group");
       deps.auth.allow(caller, "subscribe", { topic: name, group });
-      const topic = await deps.api.call((b) => b.getTopic(name));
       // One assignment: a receive pops every queue of the topic (the proxy's queue -1).
-      const [queue0] = messageQueues(deps, topic, caller, req.endpoints);
+      const [queue0] = await messageQueues(deps, name, caller, req.endpoints);
       return { status: OK, assignments: [{ messageQueue: queue0 }] };
     }),
   };
