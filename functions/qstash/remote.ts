@@ -38,6 +38,10 @@ export class RemoteQstash implements QstashApi {
     return this.#call("POST", "/v1/qstash/keys/rotate");
   }
 
+  setQstashSigningKeys(keys: QstashSigningKeys): Promise<QstashSigningKeys> {
+    return this.#call("PUT", "/v1/qstash/keys", keys);
+  }
+
   async checkDestination(url: string): Promise<void> {
     await this.#call("POST", "/v1/qstash/destination-checks", { url });
   }

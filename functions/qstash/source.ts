@@ -9,6 +9,7 @@ export function qstashPerRequest(api: ApiSource<BrokerClient>, of: QstashOf): Qs
   return {
     qstashSigningKeys: () => api.call((b) => of(b).qstashSigningKeys()),
     rotateQstashSigningKeys: () => api.call((b) => of(b).rotateQstashSigningKeys()),
+    setQstashSigningKeys: (keys) => api.call((b) => of(b).setQstashSigningKeys(keys)),
     checkDestination: (url) => api.call((b) => of(b).checkDestination(url)),
     qstashSettings: () => api.call((b) => of(b).qstashSettings()),
     listDeadLetters: (group, max) => api.call((b) => of(b).listDeadLetters(group, max)),

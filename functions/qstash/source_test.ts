@@ -18,6 +18,7 @@ function qstashOf(current: string): QstashApi {
         ? Promise.reject(new BrokerError("NOT_LEADER", "not the leader"))
         : Promise.resolve({ current, next: `${current}-next` }),
     rotateQstashSigningKeys: no,
+    setQstashSigningKeys: no,
     checkDestination: (url) =>
       url.includes("10.0.0.1")
         ? Promise.reject(new BrokerError("WEBHOOK_URL_REFUSED", "refused"))

@@ -45,7 +45,7 @@ export function qstashCoreRoutes(deps: RouteDeps<unknown>, qstash: QstashApi): R
   const { allow } = deps;
   const app = newRoutes();
   const route = (
-    method: "get" | "post",
+    method: "get" | "post" | "put",
     path: string,
     operationId: string,
     summary: string,
@@ -79,6 +79,18 @@ export function qstashCoreRoutes(deps: RouteDeps<unknown>, qstash: QstashApi): R
     async (c) => {
       allow(c, "admin");
       return c.json(await qstash.rotateQstashSigningKeys());
+    },
+  );
+  serve(
+    app,
+    route("put", "/keys", "setQstashSigningKeys", "Replace both keys (every group of a cluster)", {
+      request: { body: { required: true, content: { "application/json": { schema: Keys } } } },
+      responses: { 200: json("The keys", Keys), ...REFUSALS },
+    }),
+    async (c) => {
+      allow(c, "admin");
+      const keys = await readJson(c, deps, Keys.strict(), { field: "field" });
+      return c.json(await qstash.setQstashSigningKeys(keys));
     },
   );
   serve(

@@ -38,7 +38,11 @@ export interface QstashCoreDeps {
 export class QstashCore implements
   Pick<
     QstashApi,
-    "qstashSigningKeys" | "rotateQstashSigningKeys" | "checkDestination" | "qstashSettings"
+    | "qstashSigningKeys"
+    | "rotateQstashSigningKeys"
+    | "setQstashSigningKeys"
+    | "checkDestination"
+    | "qstashSettings"
   >,
   QstashDelivery {
   #keys: QstashSigningKeys;
@@ -71,6 +75,21 @@ export class QstashCore implements
 
   async rotateQstashSigningKeys(): Promise<QstashSigningKeys> {
     this.#keys = { current: this.#keys.next, next: newKey() };
+    this.#signer = new QstashJwtSigner(this.#keys.current);
+    await this.#save();
+    return { ...this.#keys };
+  }
+
+  async setQstashSigningKeys(keys: QstashSigningKeys): Promise<QstashSigningKeys> {
+    for (const key of [keys?.current, keys?.next]) {
+      if (typeof key !== "string" || !KEY.test(key)) {
+        throw new BrokerError(
+          "INVALID_PARAMETER",
+          "QStash signing keys must be sig_ followed by 16-128 base64url characters",
+        );
+      }
+    }
+    this.#keys = { current: keys.current, next: keys.next };
     this.#signer = new QstashJwtSigner(this.#keys.current);
     await this.#save();
     return { ...this.#keys };
@@ -165,6 +184,8 @@ export class QstashCore implements
 }
 
 /** `sig_` + 28 random characters, like QStash's keys. */
+const KEY = /^sig_[A-Za-z0-9_-]{16,128}$/;
+
 function newKey(): string {
   return "sig_" + randomBytes(21).toString("base64url");
 }

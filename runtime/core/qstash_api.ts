@@ -15,6 +15,7 @@ export function qstashApi(
   return {
     qstashSigningKeys: () => core.qstashSigningKeys(),
     rotateQstashSigningKeys: () => core.rotateQstashSigningKeys(),
+    setQstashSigningKeys: (keys) => core.setQstashSigningKeys(keys),
     checkDestination: (url) => core.checkDestination(url),
     qstashSettings: () => core.qstashSettings(),
     listDeadLetters: (group, max) => dead.listDeadLetters(group, max),

@@ -260,6 +260,9 @@ export interface QstashApi {
   qstashSigningKeys(): Promise<QstashSigningKeys>;
   /** next becomes current, a new next is made; deliveries sign with the new current. */
   rotateQstashSigningKeys(): Promise<QstashSigningKeys>;
+  /** Replaces both keys (admin): the cluster router makes every broker group sign with the
+   * same ones (runtime/cluster/qstash_router.ts). */
+  setQstashSigningKeys(keys: QstashSigningKeys): Promise<QstashSigningKeys>;
   /** Throws WEBHOOK_URL_REFUSED when deliveries to `url` would be refused. */
   checkDestination(url: string): Promise<void>;
   qstashSettings(): Promise<QstashSettings>;

@@ -1,0 +1,136 @@
+// The QStash front end's calls (QstashApi) over a cluster (docs/cluster.md "Front ends in a
+// cluster"). QStash topics and subscriptions are ordinary ones (the router spreads them);
+// what is per broker is the rest:
+// - signing keys: every group signs the deliveries of its own queues, so all must hold the
+//   same keys. The cluster's keys are those most live groups hold (a tie: the first group by
+//   name among them); a group holding others is given them (setQstashSigningKeys) when the
+//   keys are read or rotated, and at the first publish after the live groups change.
+//   Rotation happens on one group holding the keys, then the new ones go to every group.
+// - dead letters: each group dead-letters the messages of its queues, so listings merge
+//   every group's (oldest first) and retry/delete go to every group (each acts on its own).
+// - schedules: a cron schedule lives on one home group (admin_router.ts); asked of each.
+// - settings and destination checks: the first live group's (every broker of a cluster
+//   should run with the same settings).
+import type { BrokerClient, QstashApi, QstashOf } from "../protocol/core_api.ts";
+import { BrokerError } from "../protocol/errors.ts";
+import type { QstashScheduleDetails, QstashSigningKeys } from "../protocol/qstash.ts";
+import type { WireMessage } from "../protocol/types.ts";
+import type { ClusterRouteSource, GroupLink } from "./route_source.ts";
+
+type Groups = Pick<ClusterRouteSource, "groups">;
+
+export class ClusterQstash implements QstashApi {
+  /** The live groups (name@epoch) the keys were last agreed over. */
+  #synced = "";
+
+  constructor(private readonly routes: Groups, private readonly of: QstashOf) {}
+
+  async qstashSigningKeys(): Promise<QstashSigningKeys> {
+    return (await this.#agree()).keys;
+  }
+
+  async rotateQstashSigningKeys(): Promise<QstashSigningKeys> {
+    const { keys, links, held } = await this.#agree();
+    const home = links.find((_, i) => same(held[i], keys))!;
+    const rotated = await this.#qstash(home).rotateQstashSigningKeys();
+    await Promise.all(
+      links.filter((l) => l !== home).map((l) => this.#qstash(l).setQstashSigningKeys(rotated)),
+    );
+    return rotated;
+  }
+
+  async setQstashSigningKeys(keys: QstashSigningKeys): Promise<QstashSigningKeys> {
+    const links = await this.#live();
+    const [set] = await Promise.all(links.map((l) => this.#qstash(l).setQstashSigningKeys(keys)));
+    this.#synced = signature(links);
+    return set;
+  }
+
+  async checkDestination(url: string): Promise<void> {
+    const links = await this.#live();
+    if (signature(links) !== this.#synced) await this.#agree();
+    await this.#qstash(links[0]).checkDestination(url);
+  }
+
+  async qstashSettings() {
+    const links = await this.#live();
+    if (signature(links) !== this.#synced) await this.#agree();
+    return this.#qstash(links[0]).qstashSettings();
+  }
+
+  async listDeadLetters(group: string, max: number): Promise<WireMessage[]> {
+    const all = await this.#each((q) => q.listDeadLetters(group, max));
+    return all.flat().sort((a, b) => a.storeTimestamp - b.storeTimestamp).slice(0, max);
+  }
+
+  async retryDeadLetters(group: string, messageIds: string[]): Promise<string[]> {
+    return (await this.#each((q) => q.retryDeadLetters(group, messageIds))).flat();
+  }
+
+  async deleteDeadLetters(group: string, messageIds: string[]): Promise<number> {
+    const counts = await this.#each((q) => q.deleteDeadLetters(group, messageIds));
+    return counts.reduce((s, n) => s + n, 0);
+  }
+
+  async qstashSchedule(id: string): Promise<QstashScheduleDetails> {
+    let missing: unknown;
+    for (const link of await this.#live()) {
+      try {
+        return await this.#qstash(link).qstashSchedule(id);
+      } catch (err) {
+        if (!(err instanceof BrokerError && err.code === "SCHEDULE_NOT_FOUND")) throw err;
+        missing ??= err;
+      }
+    }
+    throw missing ?? new BrokerError("SCHEDULE_NOT_FOUND", `No schedule ${id}`);
+  }
+
+  /** Reads every live group's keys; those holding other keys than the cluster's get them. */
+  async #agree() {
+    const links = await this.#live();
+    const held = await Promise.all(links.map((l) => this.#qstash(l).qstashSigningKeys()));
+    const votes = new Map<string, number>();
+    for (const k of held) votes.set(key(k), (votes.get(key(k)) ?? 0) + 1);
+    const most = Math.max(...votes.values());
+    const keys = held.find((k) => votes.get(key(k)) === most)!;
+    await Promise.all(
+      links.filter((_, i) => !same(held[i], keys))
+        .map((l) => this.#qstash(l).setQstashSigningKeys(keys)),
+    );
+    this.#synced = signature(links);
+    return { keys, links, held };
+  }
+
+  async #each<T>(f: (q: QstashApi) => Promise<T>): Promise<T[]> {
+    return Promise.all((await this.#live()).map((l) => f(this.#qstash(l))));
+  }
+
+  async #live(): Promise<GroupLink[]> {
+    const links = await this.routes.groups();
+    if (links.length === 0) {
+      throw new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
+    }
+    return links;
+  }
+
+  #qstash(link: GroupLink): QstashApi {
+    return this.of(link.client as BrokerClient);
+  }
+}
+
+/** createApp's `qstash` for a resolver whose broker is a ClusterClient (or anything with
+ * `routes`): one ClusterQstash per client, over the groups' own QStash calls `of`. */
+export function clusterQstashOf(of: QstashOf): QstashOf {
+  const made = new WeakMap<object, ClusterQstash>();
+  return (client) => {
+    const routes = (client as unknown as { routes?: Groups }).routes;
+    if (routes === undefined) return of(client);
+    let q = made.get(client);
+    if (q === undefined) made.set(client, q = new ClusterQstash(routes, of));
+    return q;
+  };
+}
+
+const key = (k: QstashSigningKeys) => `${k.current} ${k.next}`;
+const same = (a: QstashSigningKeys, b: QstashSigningKeys) => key(a) === key(b);
+const signature = (links: GroupLink[]) => links.map((l) => `${l.name}@${l.epoch}`).join(",");
