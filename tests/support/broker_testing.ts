@@ -12,6 +12,8 @@ export async function withBroker(
   env: Record<string, string>,
   f: (broker: Broker) => Promise<void>,
   replication?: ReplicationGate,
+  /** The process id message ids carry (brokers of one test that share it make equal ids). */
+  pid = 1,
 ): Promise<void> {
   const platform = await pickPlatform();
   const dataDir = mkdtempSync(`${tmpdir()}/mq-broker-test-`);
@@ -27,7 +29,7 @@ export async function withBroker(
     nowMs: () => Date.now(),
     log: () => {},
     runtime: "test",
-    pid: 1,
+    pid,
     random: () => 0.5,
     bodyText: platform.bodyText,
     openSqlite: platform.openSqlite,

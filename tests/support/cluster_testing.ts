@@ -41,10 +41,16 @@ export async function withGroups(
   const brokers = new Map<string, Broker>();
   const open = async (i: number): Promise<void> => {
     if (i === names.length) return await run();
-    await withBroker({ ...env, MQ_BROKER_NAME: names[i] }, async (b) => {
-      brokers.set(names[i], b);
-      await open(i + 1);
-    });
+    // Each its own pid, so message ids differ across groups as across processes.
+    await withBroker(
+      { ...env, MQ_BROKER_NAME: names[i] },
+      async (b) => {
+        brokers.set(names[i], b);
+        await open(i + 1);
+      },
+      undefined,
+      i + 1,
+    );
   };
   const run = () =>
     f({
