@@ -79,8 +79,8 @@ export async function haRoutes(
   return [...routes, ...otherGroups(entries, o.cluster, o.brokerName)];
 }
 
-/** A lone broker's NameServer: itself, and the other broker groups of the KV route table
- * (split mode: several brokers sharing one KV) that serve remoting. */
+/** A lone broker's NameServer: itself, and the other broker groups of its cluster in the KV
+ * route table (split mode, or a topic spread over groups) that serve remoting. */
 export async function loneRoutes(
   o: {
     kv: () => Promise<KvPort>;
@@ -98,9 +98,12 @@ export async function loneRoutes(
   return [me, ...otherGroups(entries, o.cluster, o.brokerName)];
 }
 
+/** The other groups of this broker's own cluster: clusters sharing one KV store stay apart,
+ * as the cluster router keeps them (docs/cluster.md), so a topic's route never mixes in a
+ * same-named topic of another cluster. */
 function otherGroups(entries: RouteEntry[], cluster: string, brokerName: string): NamesrvRoute[] {
   return entries.filter((e) =>
-    e.remotingAddress && !(e.cluster === cluster && e.brokerName === brokerName)
+    e.remotingAddress && e.cluster === cluster && e.brokerName !== brokerName
   ).map((e) => ({
     cluster: e.cluster,
     brokerName: e.brokerName,
