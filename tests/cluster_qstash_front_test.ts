@@ -98,6 +98,17 @@ Deno.test({
         await q.dlq.delete(letters[5].dlqId);
         assert.equal((await q.dlq.listMessages()).messages.length, 5);
 
+        // A schedule lives on one home group; its details are found from any function.
+        const { scheduleId } = await q.schedules.create({
+          destination: `${rx.url}/cron`,
+          cron: "0 0 1 1 *",
+          body: "tick",
+        });
+        const schedule = await q.schedules.get(scheduleId);
+        assert.equal(schedule.destination, `${rx.url}/cron`);
+        assert.equal(schedule.body, "tick");
+        assert.ok((await q.schedules.list()).some((x) => x.scheduleId === scheduleId));
+
         // PUT /v1/qstash/keys (the plumbing split-mode functions use) sets every group's keys.
         const keys = { current: "sig_" + "c".repeat(28), next: "sig_" + "n".repeat(28) };
         const put = await fetch(`${base}/v1/qstash/keys`, {

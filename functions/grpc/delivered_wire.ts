@@ -9,7 +9,14 @@ import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { isUserPropertyName } from "../../runtime/protocol/names.ts";
 import type { PopMessage, WireMessage } from "../../runtime/protocol/types.ts";
-import { deliveryTypeOf, DIGEST_MD5, ENCODING_IDENTITY, fromMs, MessageType } from "./message.ts";
+import {
+  deliveryTypeOf,
+  DIGEST_MD5,
+  ENCODING_IDENTITY,
+  fromMs,
+  localQueueId,
+  MessageType,
+} from "./message.ts";
 import type { Names } from "./resources.ts";
 
 /** Field 2 (`message`) of ReceiveMessageResponse and of PullMessageResponse. */
@@ -144,7 +151,7 @@ export function encodeDelivered(
   s.string(0x52, storeHost);
   if (type === MessageType.DELAY) s.timestamp(0x5a, deliverAt);
   if ("receiptHandle" in w) s.string(0x62, w.receiptHandle);
-  s.uint(0x68, w.queueId);
+  s.uint(0x68, localQueueId(w.queueId));
   s.uint(0x70, w.queueOffset);
   s.uint(16 << 3, w.reconsumeTimes + 1); // delivery_attempt = 16
   if (w.shardingKey !== undefined) s.string(17 << 3 | 2, w.shardingKey); // message_group = 17

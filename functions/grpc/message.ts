@@ -1,12 +1,17 @@
 // Messages between RocketMQ 5's protobuf model and ours (docs/grpc.md, "System
 // properties"; reference/rocketmq-grpc.md §6): a sent `Message` to a ProduceMessage, a
 // stored WireMessage/PopMessage to a delivered `Message`.
+import { splitQueueId } from "../../runtime/protocol/cluster_types.ts";
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { isUserPropertyName } from "../../runtime/protocol/names.ts";
 import type { PopMessage, ProduceMessage, WireMessage } from "../../runtime/protocol/types.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import { type Names, type Resource } from "./resources.ts";
+
+/** A queue's id inside its broker group, as QueryRoute lists it (route.ts): the global id
+ * without its slot (the same on a single broker). */
+export const localQueueId = (queueId: number) => splitQueueId(queueId).localQueueId;
 
 export const MessageType = { NORMAL: 1, FIFO: 2, DELAY: 3, TRANSACTION: 4 } as const;
 /** apache.rocketmq.v2.DigestType */
@@ -102,7 +107,7 @@ export function toDeliveredMessage(
     bornHost: storeHost,
     storeTimestamp: fromMs(w.storeTimestamp),
     storeHost,
-    queueId: w.queueId,
+    queueId: localQueueId(w.queueId),
     queueOffset: w.queueOffset,
     deliveryAttempt: w.reconsumeTimes + 1,
   };
