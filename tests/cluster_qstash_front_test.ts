@@ -98,6 +98,19 @@ Deno.test({
         await q.dlq.delete(letters[5].dlqId);
         assert.equal((await q.dlq.listMessages()).messages.length, 5);
 
+        // A queue (parallelism 1: strict FIFO) and a flow-control key live on one group each:
+        // every group delivers its own queues, so a spread queue would not keep its order.
+        const fifo = rx.on("/fifo", () => new Response("ok"));
+        const queue = q.queue({ queueName: "fifo" });
+        for (let i = 0; i < 8; i++) await queue.enqueue({ url: fifo, body: `f${i}` });
+        await rx.until(() => rx.at("/fifo").length >= 8, 10_000, "queue deliveries");
+        assert.deepEqual(rx.at("/fifo").map(text), Array.from({ length: 8 }, (_, i) => `f${i}`));
+        assert.equal((await client.topicRoute("qstash-q-fifo")).brokerGroups.length, 1);
+        const flow = rx.on("/flow", () => new Response("ok"));
+        await q.publish({ url: flow, body: "fc", flowControl: { key: "k1", parallelism: 1 } });
+        await rx.until(() => rx.at("/flow").length >= 1, 10_000, "flow-controlled delivery");
+        assert.equal((await client.topicRoute("qstash-f-k1")).brokerGroups.length, 1);
+
         // A schedule lives on one home group; its details are found from any function.
         const { scheduleId } = await q.schedules.create({
           destination: `${rx.url}/cron`,

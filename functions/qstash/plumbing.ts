@@ -101,8 +101,11 @@ export class Plumbing {
   async upsertQueue(queue: string, parallelism: number): Promise<SubscriptionView> {
     const topic = queueTopic(queue);
     const s = await this.settings();
-    // One queue in the topic: with parallelism 1 an ordered subscription is strict FIFO.
-    await this.deps.api.call((b) => b.upsertTopic(topic, { readQueueNums: 1, writeQueueNums: 1 }));
+    // One queue in the topic: with parallelism 1 an ordered subscription is strict FIFO. On
+    // one broker group in a cluster: each group delivers its own queues (docs/cluster.md).
+    await this.deps.api.call((b) =>
+      b.upsertTopic(topic, { readQueueNums: 1, writeQueueNums: 1, brokerGroupCount: 1 })
+    );
     const view = await this.deps.api.call((b) =>
       b.upsertSubscription(topic, {
         topic,
@@ -167,7 +170,8 @@ export class Plumbing {
     const config = `${maxConcurrency}/${ratePerSec}`;
     if (this.#flows.get(topic) === config) return topic;
     await this.deps.api.call(async (b) => {
-      await b.upsertTopic(topic, {});
+      // One group in a cluster, so the key's limits hold once, not once per group.
+      await b.upsertTopic(topic, { brokerGroupCount: 1 });
       await b.upsertSubscription(topic, {
         topic,
         url: "",
