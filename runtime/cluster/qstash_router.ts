@@ -9,13 +9,14 @@
 // - dead letters: each group dead-letters the messages of its queues, so listings merge
 //   every group's (oldest first) and retry/delete go to every group (each acts on its own).
 // - schedules: a cron schedule lives on one home group (admin_router.ts); asked of each.
-// - settings and destination checks: the first live group's (every broker of a cluster
-//   should run with the same settings).
+// - settings and destination checks: the first live group that answers (every broker of a
+//   cluster should run with the same settings).
 import type { BrokerClient, QstashApi, QstashOf } from "../protocol/core_api.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { QstashScheduleDetails, QstashSigningKeys } from "../protocol/qstash.ts";
 import type { WireMessage } from "../protocol/types.ts";
 import type { ClusterRouteSource, GroupLink } from "./route_source.ts";
+import { isGroupFailure } from "./fault.ts";
 
 type Groups = Pick<ClusterRouteSource, "groups">;
 
@@ -47,15 +48,31 @@ export class ClusterQstash implements QstashApi {
   }
 
   async checkDestination(url: string): Promise<void> {
-    const links = await this.#live();
-    if (signature(links) !== this.#synced) await this.#agree();
-    await this.#qstash(links[0]).checkDestination(url);
+    await this.#anyGroup((q) => q.checkDestination(url));
   }
 
-  async qstashSettings() {
+  qstashSettings() {
+    return this.#anyGroup((q) => q.qstashSettings());
+  }
+
+  /** The first live group that answers (a group failure moves on; a refusal is the answer),
+   * after agreeing on keys when the live groups changed. That sync is best effort here, so a
+   * group that is down does not stop publishing: reading or rotating the keys retries it. */
+  async #anyGroup<T>(f: (q: QstashApi) => Promise<T>): Promise<T> {
     const links = await this.#live();
-    if (signature(links) !== this.#synced) await this.#agree();
-    return this.#qstash(links[0]).qstashSettings();
+    if (signature(links) !== this.#synced) {
+      await this.#agree().catch(() => this.#synced = signature(links));
+    }
+    let failure: unknown;
+    for (const link of links) {
+      try {
+        return await f(this.#qstash(link));
+      } catch (err) {
+        if (!isGroupFailure(err)) throw err;
+        failure ??= err;
+      }
+    }
+    throw failure;
   }
 
   async listDeadLetters(group: string, max: number): Promise<WireMessage[]> {
