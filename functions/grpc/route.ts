@@ -49,7 +49,7 @@ export async function storeQueueId(
   const id = Number(mq?.id ?? 0);
   const broker = mq?.broker?.name;
   if (!broker) return id;
-  const route = await b.topicRoute(topic);
+  const route = await b.topicRoute(topic, { cached: true });
   const q = route.queues.find((q) => q.brokerGroup === broker && q.localQueueId === id);
   return q?.queueId ?? id;
 }

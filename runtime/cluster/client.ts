@@ -99,7 +99,7 @@ export class ClusterClient implements Api {
   deleteTopic: Api["deleteTopic"] = (n) => this.topics.deleteTopic(n);
 
   // ClusterAdminApi: the control plane's too
-  topicRoute: Api["topicRoute"] = (t) => this.topics.topicRoute(t);
+  topicRoute: Api["topicRoute"] = (t, o) => this.topics.topicRoute(t, o);
   addTopicGroup: Api["addTopicGroup"] = (t, g) => this.topics.addTopicGroup(t, g);
   drainTopicGroup: Api["drainTopicGroup"] = (t, g) => this.topics.drainTopicGroup(t, g);
   removeTopicGroup: Api["removeTopicGroup"] = (t, g, o) => this.topics.removeTopicGroup(t, g, o);

@@ -105,8 +105,8 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
     this.source.invalidate(name);
   }
 
-  async topicRoute(topic: string): Promise<TopicRouteView> {
-    return (await this.source.topic(topic, { fresh: true })).view;
+  async topicRoute(topic: string, options?: { cached?: boolean }): Promise<TopicRouteView> {
+    return (await this.source.topic(topic, options?.cached ? undefined : { fresh: true })).view;
   }
 
   addTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView> {

@@ -208,7 +208,9 @@ export interface OpsApi {
  * (runtime/cluster/topic_admin.ts) answers all four; a single Broker answers topicRoute()
  * for its own group (slot 0) and refuses the rest with CLUSTER_ROUTER_REQUIRED. */
 export interface ClusterAdminApi {
-  topicRoute(topic: string): Promise<TopicRouteView>;
+  /** With `cached`, the router may answer its cached route (`routeCacheMs`) instead of one
+   * read now: the gRPC offset and pull RPCs map queue ids per call. */
+  topicRoute(topic: string, options?: { cached?: boolean }): Promise<TopicRouteView>;
   /** The group joins the topic with a new slot (the topic is created there). */
   addTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView>;
   /** Writes stop on the group (route state draining, the topic read-only there). */
