@@ -3,6 +3,7 @@
 // topic's global queues and remember every message they read, and the checks over both:
 // each acknowledged message read exactly once per consumer group, order per sharding key.
 import { MqClient, type ProduceResult } from "../../client/mod.ts";
+import type { TopicRouteView } from "../../runtime/protocol/cluster_types.ts";
 
 export interface Acked {
   body: string;
@@ -222,4 +223,36 @@ export function keysOnSeveralQueues(acked: Acked[]): string[] {
     if (a.key) queues.set(a.key, (queues.get(a.key) ?? new Set()).add(a.queueId));
   }
   return [...queues].filter(([, qs]) => qs.size > 1).map(([k]) => k);
+}
+
+/** A problem+json refusal, with its code. */
+export class RouteAdminError extends Error {
+  constructor(readonly status: number, readonly code: string | undefined, detail: string) {
+    super(`${status} ${code}: ${detail}`);
+  }
+}
+
+/** The cluster's route admin over HTTP (GET /v1/topics/{t}/route and its groups). */
+export function routeAdmin(url: string) {
+  const call = async <T>(method: string, path: string, json?: unknown): Promise<T> => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: json === undefined ? {} : { "content-type": "application/json" },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
+    const value = await res.json().catch(() => undefined);
+    if (!res.ok) throw new RouteAdminError(res.status, value?.code, value?.detail ?? "");
+    return value as T;
+  };
+  const t = (topic: string) => `/v1/topics/${encodeURIComponent(topic)}/route`;
+  const g = (group: string) => `/groups/${encodeURIComponent(group)}`;
+  return {
+    route: (topic: string) => call<TopicRouteView>("GET", t(topic)),
+    add: (topic: string, brokerGroup: string) =>
+      call<TopicRouteView>("POST", `${t(topic)}/groups`, { brokerGroup }),
+    drain: (topic: string, group: string) =>
+      call<TopicRouteView>("POST", `${t(topic)}${g(group)}/drain`),
+    remove: (topic: string, group: string) =>
+      call<TopicRouteView>("DELETE", `${t(topic)}${g(group)}`),
+  };
 }
