@@ -99,6 +99,8 @@ export class LoadProducer {
  * after each batch, and remembers what it read per queue in offset order. */
 export class PullConsumer {
   readonly read = new Map<number, { body: string; offset: number }[]>();
+  /** The last failure per queue (a group failing over, a queue that went away). */
+  readonly errors = new Map<number, string>();
   /** Where this consumer goes on per queue: a group that fails over may come back with an
    * older committed offset than this consumer reached (RocketMQ keeps it in memory too). */
   readonly #next = new Map<number, number>();
@@ -123,7 +125,12 @@ export class PullConsumer {
     // leave the topic (no two consumers of the group read one queue at once).
     const mine = all.filter((q) => q % this.share.of === this.share.index);
     let n = 0;
-    for (const q of mine) n += await this.#drainQueue(q).catch(() => 0);
+    for (const q of mine) {
+      n += await this.#drainQueue(q).catch((err) => {
+        this.errors.set(q, String(err));
+        return 0;
+      });
+    }
     return n;
   }
 
@@ -193,8 +200,15 @@ export async function consumeAll(
 export function groupProblems(consumers: PullConsumer[], acked: Acked[]): string[] {
   const counts = readCounts(consumers);
   const problems: string[] = [];
-  const missing = acked.filter((a) => !counts.has(a.body)).map((a) => a.body);
-  if (missing.length) problems.push(`${missing.length} acked never read: ${missing.slice(0, 5)}`);
+  const missing = acked.filter((a) => !counts.has(a.body)).map((a) => `${a.body}@${a.queueId}`);
+  if (missing.length) {
+    const errors = consumers.flatMap((c) => [...c.errors].map(([q, e]) => `q${q}: ${e}`));
+    problems.push(
+      `${missing.length} acked never read: ${missing.slice(0, 5)}; last errors: ${
+        errors.slice(-3).join(" | ")
+      }`,
+    );
+  }
   const twice = [...counts].filter(([, n]) => n > 1).map(([b]) => b);
   if (twice.length) problems.push(`${twice.length} read more than once: ${twice.slice(0, 5)}`);
   // Order per key: in each queue (offset order), one key's sequence numbers only grow.
