@@ -18,6 +18,9 @@
 //   failover_ms            the same kill → the first write acknowledged on broker-b again,
 //                          under --rate paced produces/s through the functions (the router
 //                          skips a failed group for clusterFaultBackoffMs, 10 s by default)
+//   *_cpu_us_per_msg       CPU µs per message of the brokers and of the functions process
+//                          (Linux /proc), single produces (hop phase) and batches (balance
+//                          phase): the per-group cost bench/README.md scales to N machines
 //   others_p99_before_ms / others_p99_during_ms / others_p99_ratio
 //                          p99 latency of produces broker-a and broker-c took, the 5 s
 //                          before the kill and from the kill to broker-b's recovery
@@ -41,7 +44,7 @@ import {
   say,
   sleep,
 } from "../support.ts";
-import { autocannon, batchSpread, PacedProducer, slotGroups } from "./load.ts";
+import { autocannon, batchSpread, CpuMeter, PacedProducer, slotGroups } from "./load.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -101,9 +104,17 @@ async function hopPhase(): Promise<Record<string, number>> {
     const ratios: number[] = [];
     const direct: number[] = [];
     const through: number[] = [];
+    const brokerPid = cluster.groups[0].pids();
+    const fnPid = [cluster.functions[0].run.pid];
+    const cpu = { direct: [] as number[], brokerHop: [] as number[], fnHop: [] as number[] };
     for (let i = 0; i < rounds; i++) {
+      const alone = new CpuMeter(brokerPid);
       const d = await autocannon(`${broker}${path}`, bodyFile, 32, seconds);
+      cpu.direct.push(alone.usPerMessage(d * seconds) ?? NaN);
+      const [b, fm] = [new CpuMeter(brokerPid), new CpuMeter(fnPid)];
       const f = await autocannon(`${fn}${path}`, bodyFile, 32, seconds);
+      cpu.brokerHop.push(b.usPerMessage(f * seconds) ?? NaN);
+      cpu.fnHop.push(fm.usPerMessage(f * seconds) ?? NaN);
       direct.push(d);
       through.push(f);
       ratios.push(f / d);
@@ -113,6 +124,11 @@ async function hopPhase(): Promise<Record<string, number>> {
       functions_hop_ratio: round(median(ratios)),
       direct_produce_per_s: Math.round(median(direct)),
       functions_produce_per_s: Math.round(median(through)),
+      // CPU per single produce: the broker taking it straight, and the broker and the
+      // functions process when it comes through the functions (bench/README.md: N machines).
+      broker_cpu_us_per_msg: median(cpu.direct),
+      broker_cpu_us_per_msg_via_functions: median(cpu.brokerHop),
+      functions_cpu_us_per_msg: median(cpu.fnHop),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -132,10 +148,14 @@ async function clusterPhases(): Promise<Record<string, number | null>> {
   await client.upsertTopic("Balance", { readQueueNums: 4, writeQueueNums: 4 });
   // Balance: the first half warms the route cache, the second half is the steady state.
   const half = Math.floor(messages / 2);
+  const brokersCpu = new CpuMeter(cluster.groups.flatMap((g) => g.pids()));
+  const functionsCpu = new CpuMeter([cluster.functions[0].run.pid]);
   const first = await batchSpread(cluster.url, "Balance", half, 100, 8);
   const before = await cacheCounters(cluster.url);
   const second = await batchSpread(cluster.url, "Balance", messages - half, 100, 8);
   const after = await cacheCounters(cluster.url);
+  const batchBrokerUs = brokersCpu.usPerMessage(messages);
+  const batchFunctionsUs = functionsCpu.usPerMessage(messages);
   const shares = ["broker-a", "broker-b", "broker-c"].map((g) =>
     (first.perGroup.get(g) ?? 0) + (second.perGroup.get(g) ?? 0)
   );
@@ -178,6 +198,8 @@ async function clusterPhases(): Promise<Record<string, number | null>> {
     group_balance: round(Math.max(...shares) / Math.max(1, Math.min(...shares))),
     balance_failed: first.failed + second.failed,
     balance_msgs_per_s: Math.round(messages / (first.seconds + second.seconds)),
+    batch_broker_cpu_us_per_msg: batchBrokerUs,
+    batch_functions_cpu_us_per_msg: batchFunctionsUs,
     route_cache_hit_ratio: cacheRatio === null ? null : Math.round(cacheRatio * 10000) / 10000,
     failover_takeover_ms: Math.round(takeover),
     failover_ms: recoveredAt === undefined ? null : Math.round(recoveredAt - killedAt),

@@ -2,6 +2,7 @@
 // batch produce for the group balance, and a paced open-loop producer that records each
 // call's latency and the group that took it, for the failover phase.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { MqClient } from "../../client/mod.ts";
 import { splitQueueId, type TopicRouteView } from "../../runtime/protocol/cluster_types.ts";
 
@@ -133,5 +134,38 @@ export class PacedProducer {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     await Promise.all([...this.#pending]);
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux /proc; undefined
+ * elsewhere or once it is gone). */
+export function cpuSeconds(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after "pid (comm) ".
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Linux's USER_HZ on every platform we run on. */
+const CLOCK_TICKS = 100;
+
+/** CPU µs per message that `pids` spent together between two cpuSeconds() samples. */
+export class CpuMeter {
+  #start: number[];
+  constructor(readonly pids: number[]) {
+    this.#start = pids.map((p) => cpuSeconds(p) ?? NaN);
+  }
+
+  usPerMessage(messages: number): number | null {
+    const used = this.pids.reduce(
+      (sum, p, i) => sum + ((cpuSeconds(p) ?? NaN) - this.#start[i]),
+      0,
+    );
+    return Number.isFinite(used) && messages > 0
+      ? Math.round((used * 1e6) / messages * 10) / 10
+      : null;
   }
 }
