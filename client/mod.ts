@@ -37,6 +37,7 @@ import type {
   SubscriptionInput,
   SubscriptionView,
   TopicConfig,
+  TopicRouteView,
   TopicUpsert,
   WireMessage,
 } from "./types.ts";
@@ -161,6 +162,23 @@ export class MqClient {
   }
   async deleteTopic(name: string): Promise<void> {
     await this.#http.request("DELETE", `/v1/topics/${enc_(name)}`);
+  }
+  /** The topic's broker groups and queues (global ids: slot × 1024 + the group's own). */
+  topicRoute(topic: string): Promise<TopicRouteView> {
+    return this.#http.request("GET", `/v1/topics/${enc_(topic)}/route`);
+  }
+  addTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView> {
+    return this.#http.request("POST", `/v1/topics/${enc_(topic)}/route/groups`, {
+      json: { brokerGroup },
+    });
+  }
+  drainTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView> {
+    const path = `/v1/topics/${enc_(topic)}/route/groups/${enc_(brokerGroup)}/drain`;
+    return this.#http.request("POST", path);
+  }
+  removeTopicGroup(t: string, g: string, o: { force?: boolean } = {}): Promise<TopicRouteView> {
+    const q = o.force ? "?force=true" : "";
+    return this.#http.request("DELETE", `/v1/topics/${enc_(t)}/route/groups/${enc_(g)}${q}`);
   }
   upsertGroup(group: string, settings: GroupSettings = {}): Promise<GroupView> {
     return this.#http.request("PUT", `/v1/groups/${enc_(group)}`, { json: settings });

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import type * as Sdk from "../client/mod.ts";
 import { MqClient, PROBLEM_CODES } from "../client/mod.ts";
 import type * as Broker from "../runtime/protocol/types.ts";
+import type * as Cluster from "../runtime/protocol/cluster_types.ts";
 import { type ProblemCode, PROBLEMS } from "../runtime/protocol/errors.ts";
 import type { BrokerClient, TransactionApi } from "../runtime/protocol/core_api.ts";
 import type * as SdkTx from "../client/transactions.ts";
@@ -32,6 +33,7 @@ export const wireTypesMatch: {
   Perm: Same<Sdk.Perm, Broker.Perm>;
   TopicConfig: Same<Sdk.TopicConfig, Broker.TopicConfig>;
   TopicUpsert: Same<Sdk.TopicUpsert, Broker.TopicUpsert>;
+  TopicRouteView: Same<Sdk.TopicRouteView, Cluster.TopicRouteView>;
   QueueOffsetInfo: Same<Sdk.QueueOffsetInfo, Broker.QueueOffsetInfo>;
   GroupOffsets: Same<Sdk.GroupOffsets, Broker.GroupOffsets>;
   FindQuery: Same<Sdk.FindQuery, Broker.FindQuery>;
@@ -76,6 +78,7 @@ export const wireTypesMatch: {
   Perm: true,
   TopicConfig: true,
   TopicUpsert: true,
+  TopicRouteView: true,
   QueueOffsetInfo: true,
   GroupOffsets: true,
   FindQuery: true,
