@@ -3,7 +3,8 @@
 // routeHeartbeatMs old); `fresh` (the admin's reads, after a change) asks every group, and
 // so does a topic created there since its last heartbeat,
 // and with `create` an active group that lacks the topic gets it (the broker's default
-// queue counts). A group that cannot be asked is left out, like one that is not live.
+// queue counts). A group that cannot be asked is left out, like one that is not live; when
+// that leaves none, the topic is BROKER_UNAVAILABLE.
 import type { TopicRouteRecord } from "./route_record.ts";
 import type { ResolvedGroup, ResolvedTopicRoute } from "./route_source.ts";
 import type { GroupLink } from "./route_source.ts";
@@ -37,6 +38,16 @@ export async function joinRoute(
     groups.push({ link: live.links[i], slot: g.slot, state: g.state, ...pick(shape) });
   }));
   groups.sort((a, b) => a.slot - b.slot);
+  if (groups.length === 0 && record.groups.length > 0) {
+    // None of its groups is live or answers (a lone group failing over): as a single
+    // broker's functions say, so callers retry instead of hearing "no such queue".
+    throw new BrokerError(
+      "BROKER_UNAVAILABLE",
+      `No broker group of topic ${topic} can be reached (${
+        record.groups.map((g) => g.brokerGroup).join(", ")
+      })`,
+    );
+  }
   return {
     topic,
     groups,
