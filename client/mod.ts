@@ -13,6 +13,7 @@ import {
 } from "./consumer.ts";
 import type {
   AckResult,
+  AssignmentOptions,
   AssignmentView,
   BatchItemResult,
   CronScheduleInput,
@@ -192,10 +193,16 @@ export class MqClient {
   unregister(group: string, clientId: string): Promise<MembersView> {
     return this.#http.request("DELETE", `/v1/groups/${enc_(group)}/members/${enc_(clientId)}`);
   }
-  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView> {
+  assignment(
+    group: string,
+    clientId: string,
+    topic: string,
+    options: AssignmentOptions = {},
+  ): Promise<AssignmentView> {
+    const ids = options.queueIds === undefined ? "" : `&queueIds=${options.queueIds.join(",")}`;
     return this.#http.request(
       "GET",
-      `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${enc_(topic)}`,
+      `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${enc_(topic)}${ids}`,
     );
   }
   async lockQueues(

@@ -340,6 +340,11 @@ export interface AssignmentView {
   queueIds: number[];
 }
 
+/** Allocate over these queue ids (a topic's global ids across broker groups). */
+export interface AssignmentOptions {
+  queueIds?: number[];
+}
+
 export interface HeartbeatRequest {
   clientId: string;
   subscriptions: { topic: string; tags?: string }[];

@@ -198,7 +198,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       getOffset: (g, t, q) => consumerOffsets.getOffset(g, t, q),
       heartbeat: (g, data) => members.heartbeat(g, data),
       unregister: (g, c) => members.unregister(g, c),
-      assignment: (g, c, t) => members.assignment(g, c, t),
+      assignment: (g, c, t, o) => members.assignment(g, c, t, o),
       lockQueues: (g, c, t, qs, unlock) => members.lockQueues(g, c, t, qs, unlock),
       upsertTopic: async (n, u) => await topics.upsert(n, singleGroupUpsert(config.brokerName, u)),
       getTopic: (n) => topics.get(n),

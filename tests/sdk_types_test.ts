@@ -55,6 +55,7 @@ export const wireTypesMatch: {
   GroupView: Same<Sdk.GroupView, Broker.GroupView>;
   MembersView: Same<Sdk.MembersView, Broker.MembersView>;
   AssignmentView: Same<Sdk.AssignmentView, Broker.AssignmentView>;
+  AssignmentOptions: Same<Sdk.AssignmentOptions, Cluster.AssignmentOptions>;
   HeartbeatRequest: Same<Sdk.HeartbeatRequest, Broker.HeartbeatRequest>;
   AckResult: Same<Sdk.AckResult, Broker.AckResult>;
   ProblemCode: Same<Sdk.ProblemCode, ProblemCode>;
@@ -100,6 +101,7 @@ export const wireTypesMatch: {
   GroupView: true,
   MembersView: true,
   AssignmentView: true,
+  AssignmentOptions: true,
   HeartbeatRequest: true,
   AckResult: true,
   ProblemCode: true,

@@ -46,7 +46,7 @@ import type {
   TransactionView,
 } from "./transaction_types.ts";
 import type { ClusterView, GroupProgress, TopicStats } from "./ops_types.ts";
-import type { TopicRouteView } from "./cluster_types.ts";
+import type { AssignmentOptions, TopicRouteView } from "./cluster_types.ts";
 import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
@@ -93,7 +93,15 @@ export interface ConsumerApi {
   getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo>;
   heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView>;
   unregister(group: string, clientId: string): Promise<MembersView>;
-  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView>;
+  /** The queues of `topic` that `clientId` should consume now, by its strategy. With
+   * `queueIds`, over that list instead of this broker's queues of the topic: the cluster
+   * router passes a topic's global ids across broker groups (docs/cluster.md). */
+  assignment(
+    group: string,
+    clientId: string,
+    topic: string,
+    options?: AssignmentOptions,
+  ): Promise<AssignmentView>;
   lockQueues(
     group: string,
     clientId: string,
