@@ -151,3 +151,23 @@ export function remoteQstash<C extends BrokerClient>(
     },
   };
 }
+
+/**
+ * The QStash calls of a cluster (docs/cluster.md): signing keys, settings, the QStash DLQ
+ * view and schedules' messages live on one broker group, the home group; `home()` names its
+ * client per call (the first live group by name, so every functions process agrees on it),
+ * and `of` gives that client's QStash calls.
+ */
+export function homeQstash(home: () => Promise<BrokerClient>, of: QstashOf): QstashApi {
+  const at = async () => of(await home());
+  return {
+    qstashSigningKeys: async () => (await at()).qstashSigningKeys(),
+    rotateQstashSigningKeys: async () => (await at()).rotateQstashSigningKeys(),
+    checkDestination: async (url) => (await at()).checkDestination(url),
+    qstashSettings: async () => (await at()).qstashSettings(),
+    listDeadLetters: async (group, max) => (await at()).listDeadLetters(group, max),
+    retryDeadLetters: async (group, ids) => (await at()).retryDeadLetters(group, ids),
+    deleteDeadLetters: async (group, ids) => (await at()).deleteDeadLetters(group, ids),
+    qstashSchedule: async (id) => (await at()).qstashSchedule(id),
+  };
+}

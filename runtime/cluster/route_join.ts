@@ -25,15 +25,20 @@ export async function joinRoute(
 ): Promise<ResolvedTopicRoute> {
   const topic = record.topic;
   const groups: ResolvedGroup[] = [];
+  /** Why groups were left out: not live, or what asking them said. */
+  const missing: string[] = [];
   const sorted = [...record.groups].sort((a, b) => a.slot - b.slot);
   await Promise.all(sorted.map(async (g) => {
     const i = live.links.findIndex((l) => l.name === g.brokerGroup);
-    if (i < 0) return;
+    if (i < 0) return void missing.push(`${g.brokerGroup}: not live`);
     const registered = options.fresh
       ? undefined
       : live.entries[i].topics.find((t) => t.name === topic);
     const create = options.create && g.state === "active";
-    const shape = registered ?? await askGroup(live.links[i], topic, create);
+    const shape = registered ?? await askGroup(live.links[i], topic, create).catch((err) => {
+      missing.push(`${g.brokerGroup}: ${(err as Error).message}`);
+      return undefined;
+    });
     if (!shape) return;
     groups.push({ link: live.links[i], slot: g.slot, state: g.state, ...pick(shape) });
   }));
@@ -43,9 +48,7 @@ export async function joinRoute(
     // broker's functions say, so callers retry instead of hearing "no such queue".
     throw new BrokerError(
       "BROKER_UNAVAILABLE",
-      `No broker group of topic ${topic} can be reached (${
-        record.groups.map((g) => g.brokerGroup).join(", ")
-      })`,
+      `No broker group of topic ${topic} can be reached: ${missing.join("; ")}`,
     );
   }
   return {
@@ -67,17 +70,15 @@ export async function joinRoute(
 
 const EMPTY: QueueShape = { readQueueNums: 0, writeQueueNums: 0, perm: 0 };
 
-async function askGroup(
-  link: GroupLink,
-  topic: string,
-  create: boolean,
-): Promise<QueueShape | undefined> {
+/** The group's queue counts of `topic`; throws what the group answered when it cannot
+ * say (unreachable, not the leader, a refused creation). */
+async function askGroup(link: GroupLink, topic: string, create: boolean): Promise<QueueShape> {
   try {
     return await link.client.getTopic(topic);
   } catch (err) {
-    if (!(err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND")) return undefined;
+    if (!(err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND")) throw err;
     if (!create) return EMPTY;
-    return await link.client.upsertTopic(topic, {}).catch(() => undefined);
+    return await link.client.upsertTopic(topic, {});
   }
 }
 

@@ -92,6 +92,7 @@ export class LocalCluster implements AsyncDisposable {
       await Promise.all(
         Array.from({ length: this.options.functions ?? 1 }, () => this.addFunctions()),
       );
+      await this.waitForGroups();
     } catch (err) {
       await this.stop();
       throw err;
@@ -113,6 +114,7 @@ export class LocalCluster implements AsyncDisposable {
     });
     this.groups.push(group);
     await group.start();
+    if (this.functions.length > 0) await this.waitForGroups();
     return group;
   }
 
@@ -146,6 +148,29 @@ export class LocalCluster implements AsyncDisposable {
     );
     entry.url = url;
     return entry;
+  }
+
+  /** Waits until every functions process sees a master of every group (GET /v1/cluster):
+   * a replicated group's master registers its route just after it says master, and a
+   * functions process keeps the live groups it read for routeCacheMs. */
+  async waitForGroups(timeoutMs = 30_000): Promise<void> {
+    const names = this.groups.map((g) => g.name);
+    const deadline = performance.now() + timeoutMs;
+    let seen: string[] = [];
+    for (const f of this.functions) {
+      for (;;) {
+        seen = await mastersSeen(f.url);
+        if (names.every((n) => seen.includes(n))) break;
+        if (performance.now() > deadline) {
+          throw new Error(
+            `functions ${f.url} see masters of ${seen.join(", ") || "no group"}, not of all of ${
+              names.join(", ")
+            }, after ${timeoutMs} ms`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   }
 
   /** Every PID this cluster started that still runs (the store's included). */
@@ -190,5 +215,20 @@ export class LocalCluster implements AsyncDisposable {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.stop();
+  }
+}
+
+/** Groups whose master a functions process lists in its cluster view. */
+async function mastersSeen(url: string): Promise<string[]> {
+  try {
+    const res = await fetch(`${url}/v1/cluster`, { signal: AbortSignal.timeout(5000) });
+    if (!res.ok) {
+      await res.body?.cancel();
+      return [];
+    }
+    const view = await res.json() as { nodes: { brokerGroup: string; role: string }[] };
+    return view.nodes.filter((n) => n.role === "master").map((n) => n.brokerGroup);
+  } catch {
+    return [];
   }
 }
