@@ -94,11 +94,15 @@ export function clusterRouter(o: ClusterRouterOptions): {
     source,
     (s) => new ClusterClient(s, admin, { ...settings, nowMs: o.nowMs }),
   );
-  const qstash = homeQstash(async () => {
-    const [home] = await source.groups();
-    if (!home) throw new BrokerError("BROKER_UNAVAILABLE", "No live broker group is registered");
-    return home.client;
-  }, o.link.qstash);
+  const qstash = homeQstash(
+    async () => {
+      const [home] = await source.groups();
+      if (!home) throw new BrokerError("BROKER_UNAVAILABLE", "No live broker group is registered");
+      return home.client;
+    },
+    o.link.qstash,
+    () => source.invalidate(),
+  );
   return { resolver, qstash: () => qstash, cacheStats: () => source.cacheStats() };
 }
 
