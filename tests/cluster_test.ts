@@ -7,8 +7,8 @@
 // new group broker-d to the topic (expansion); drain broker-a, wait until it is consumed,
 // remove it from the topic and stop it. At the end every acknowledged message was read
 // exactly once per consumer group, and order per sharding key held in every queue.
-// Runs on etcd on Deno and Bun at once, and on the KV Connect host fixture (the Deno KV
-// backend) on Deno; skips the etcd runs, saying why, without etcd.
+// Runs on etcd, and on the KV Connect host fixture (the Deno KV backend), each on Deno and
+// Bun at once; skips the etcd runs, saying why, without etcd.
 import assert from "node:assert/strict";
 import { MqClient } from "../client/mod.ts";
 import { LocalCluster } from "../tools/cluster/local_cluster.ts";
@@ -252,6 +252,12 @@ Deno.test({
 });
 
 Deno.test(
-  "cluster on the Deno KV backend (KV Connect host fixture) on Deno: the same scenario",
-  () => scenario("deno", "kv-host"),
+  "cluster on the Deno KV backend (KV Connect host fixture), Deno and Bun at once: the same scenario",
+  async () => {
+    const results = await Promise.allSettled([
+      scenario("deno", "kv-host"),
+      scenario("bun", "kv-host"),
+    ]);
+    for (const r of results) if (r.status === "rejected") throw r.reason;
+  },
 );
