@@ -43,7 +43,7 @@ export interface BrokerLinkOptions {
   fetch?: typeof fetch;
 }
 
-/** `connect` for the route source (or KvRouteResolver) and `qstash` for createApp,
+/** `connect` for the route source and `qstash` for createApp,
  * presenting `token` (an admin key on the brokers). */
 export function brokerLink(token: string | undefined, link: BrokerLinkOptions = {}) {
   const fetch = explainTls(link.fetch ?? ((input, init) => globalThis.fetch(input, init)));
