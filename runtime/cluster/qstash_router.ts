@@ -11,6 +11,8 @@
 // - schedules: a cron schedule lives on one home group (admin_router.ts); asked of each.
 // - settings and destination checks: the first live group that answers (every broker of a
 //   cluster should run with the same settings).
+// A group that refuses as not the leader (it failed over), or that a read cannot reach, is
+// asked once more after the routes are read again (#on).
 import type { BrokerClient, QstashApi, QstashOf } from "../protocol/core_api.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { QstashScheduleDetails, QstashSigningKeys } from "../protocol/qstash.ts";
@@ -18,7 +20,7 @@ import type { WireMessage } from "../protocol/types.ts";
 import type { ClusterRouteSource, GroupLink } from "./route_source.ts";
 import { isGroupFailure } from "./fault.ts";
 
-type Groups = Pick<ClusterRouteSource, "groups">;
+type Groups = Pick<ClusterRouteSource, "groups"> & Partial<Pick<ClusterRouteSource, "invalidate">>;
 
 export class ClusterQstash implements QstashApi {
   /** The live groups (name@epoch) the keys were last agreed over. */
@@ -33,16 +35,19 @@ export class ClusterQstash implements QstashApi {
   async rotateQstashSigningKeys(): Promise<QstashSigningKeys> {
     const { keys, links, held } = await this.#agree();
     const home = links.find((_, i) => same(held[i], keys))!;
-    const rotated = await this.#qstash(home).rotateQstashSigningKeys();
+    const rotated = await this.#on(home, WRITE, (q) => q.rotateQstashSigningKeys());
     await Promise.all(
-      links.filter((l) => l !== home).map((l) => this.#qstash(l).setQstashSigningKeys(rotated)),
+      links.filter((l) => l !== home)
+        .map((l) => this.#on(l, WRITE, (q) => q.setQstashSigningKeys(rotated))),
     );
     return rotated;
   }
 
   async setQstashSigningKeys(keys: QstashSigningKeys): Promise<QstashSigningKeys> {
     const links = await this.#live();
-    const [set] = await Promise.all(links.map((l) => this.#qstash(l).setQstashSigningKeys(keys)));
+    const [set] = await Promise.all(
+      links.map((l) => this.#on(l, WRITE, (q) => q.setQstashSigningKeys(keys))),
+    );
     this.#synced = signature(links);
     return set;
   }
@@ -66,7 +71,7 @@ export class ClusterQstash implements QstashApi {
     let failure: unknown;
     for (const link of links) {
       try {
-        return await f(this.#qstash(link));
+        return await this.#on(link, READ, f);
       } catch (err) {
         if (!isGroupFailure(err)) throw err;
         failure ??= err;
@@ -76,16 +81,16 @@ export class ClusterQstash implements QstashApi {
   }
 
   async listDeadLetters(group: string, max: number): Promise<WireMessage[]> {
-    const all = await this.#each((q) => q.listDeadLetters(group, max));
+    const all = await this.#each(READ, (q) => q.listDeadLetters(group, max));
     return all.flat().sort((a, b) => a.storeTimestamp - b.storeTimestamp).slice(0, max);
   }
 
   async retryDeadLetters(group: string, messageIds: string[]): Promise<string[]> {
-    return (await this.#each((q) => q.retryDeadLetters(group, messageIds))).flat();
+    return (await this.#each(WRITE, (q) => q.retryDeadLetters(group, messageIds))).flat();
   }
 
   async deleteDeadLetters(group: string, messageIds: string[]): Promise<number> {
-    const counts = await this.#each((q) => q.deleteDeadLetters(group, messageIds));
+    const counts = await this.#each(WRITE, (q) => q.deleteDeadLetters(group, messageIds));
     return counts.reduce((s, n) => s + n, 0);
   }
 
@@ -93,7 +98,7 @@ export class ClusterQstash implements QstashApi {
     let missing: unknown;
     for (const link of await this.#live()) {
       try {
-        return await this.#qstash(link).qstashSchedule(id);
+        return await this.#on(link, READ, (q) => q.qstashSchedule(id));
       } catch (err) {
         if (!(err instanceof BrokerError && err.code === "SCHEDULE_NOT_FOUND")) throw err;
         missing ??= err;
@@ -105,21 +110,39 @@ export class ClusterQstash implements QstashApi {
   /** Reads every live group's keys; those holding other keys than the cluster's get them. */
   async #agree() {
     const links = await this.#live();
-    const held = await Promise.all(links.map((l) => this.#qstash(l).qstashSigningKeys()));
+    const held = await Promise.all(
+      links.map((l) => this.#on(l, READ, (q) => q.qstashSigningKeys())),
+    );
     const votes = new Map<string, number>();
     for (const k of held) votes.set(key(k), (votes.get(key(k)) ?? 0) + 1);
     const most = Math.max(...votes.values());
     const keys = held.find((k) => votes.get(key(k)) === most)!;
     await Promise.all(
       links.filter((_, i) => !same(held[i], keys))
-        .map((l) => this.#qstash(l).setQstashSigningKeys(keys)),
+        .map((l) => this.#on(l, WRITE, (q) => q.setQstashSigningKeys(keys))),
     );
     this.#synced = signature(links);
     return { keys, links, held };
   }
 
-  async #each<T>(f: (q: QstashApi) => Promise<T>): Promise<T[]> {
-    return Promise.all((await this.#live()).map((l) => f(this.#qstash(l))));
+  async #each<T>(read: boolean, f: (q: QstashApi) => Promise<T>): Promise<T[]> {
+    return Promise.all((await this.#live()).map((l) => this.#on(l, read, f)));
+  }
+
+  /** `f` on one group. Refused as not the leader (the group failed over), or a read that
+   * could not reach it: the routes are dropped and `f` runs once more on the group's link
+   * read again. A write that could not reach it is not repeated (it may have happened). */
+  async #on<T>(link: GroupLink, read: boolean, f: (q: QstashApi) => Promise<T>): Promise<T> {
+    try {
+      return await f(this.#qstash(link));
+    } catch (err) {
+      const code = err instanceof BrokerError ? err.code : undefined;
+      if (code !== "NOT_LEADER" && !(read && code === "BROKER_UNAVAILABLE")) throw err;
+      this.routes.invalidate?.();
+      const again = (await this.routes.groups()).find((l) => l.name === link.name);
+      if (again === undefined) throw err;
+      return await f(this.#qstash(again));
+    }
   }
 
   async #live(): Promise<GroupLink[]> {
@@ -148,6 +171,8 @@ export function clusterQstashOf(of: QstashOf): QstashOf {
   };
 }
 
+const READ = true;
+const WRITE = false;
 const key = (k: QstashSigningKeys) => `${k.current} ${k.next}`;
 const same = (a: QstashSigningKeys, b: QstashSigningKeys) => key(a) === key(b);
 const signature = (links: GroupLink[]) => links.map((l) => `${l.name}@${l.epoch}`).join(",");

@@ -56,3 +56,55 @@ Deno.test("ClusterQstash: majority keys, a down group does not stop publishing",
   assert.deepEqual(await q.qstashSigningKeys(), two); // read again: d gets the keys
   assert.deepEqual(d.state.keys, two);
 });
+
+/** One group "a" whose master changes when the routes are dropped: each master answers as
+ * `answers[i]` says. */
+function failover(answers: ((call: string) => unknown)[]) {
+  const calls: string[] = [];
+  let current = 0;
+  let invalidated = 0;
+  const links = answers.map((_, i) => ({ name: "a", url: "http://a", epoch: i, client: { i } }));
+  const of = (c: BrokerClient) => {
+    const i = (c as unknown as { i: number }).i;
+    return new Proxy({} as QstashApi, {
+      get: (_, name: string) => () => {
+        calls.push(`${i}:${name}`);
+        const v = answers[i](name);
+        return v instanceof Error ? Promise.reject(v) : Promise.resolve(v);
+      },
+    });
+  };
+  const q = new ClusterQstash({
+    groups: () => Promise.resolve([links[current] as unknown as GroupLink]),
+    invalidate: () => {
+      invalidated++;
+      current = Math.min(current + 1, links.length - 1);
+    },
+  }, of);
+  return { q, calls, invalidated: () => invalidated };
+}
+
+const notLeader = () => new BrokerError("NOT_LEADER", "not the master");
+const unreachable = () => new BrokerError("BROKER_UNAVAILABLE", "cannot reach");
+
+Deno.test("ClusterQstash: NOT_LEADER re-reads the routes and asks the new master once", async () => {
+  const s = failover([() => notLeader(), () => [{ storeTimestamp: 1 }]]);
+  assert.equal((await s.q.listDeadLetters("g", 10)).length, 1);
+  assert.deepEqual(s.calls, ["0:listDeadLetters", "1:listDeadLetters"]);
+  assert.equal(s.invalidated(), 1);
+});
+
+Deno.test("ClusterQstash: an unreachable group repeats a read, never a write", async () => {
+  const read = failover([() => unreachable(), () => ({ id: "x" })]);
+  assert.deepEqual(await read.q.qstashSchedule("x"), { id: "x" });
+  const write = failover([() => unreachable(), () => 1]);
+  await assert.rejects(write.q.deleteDeadLetters("g", ["id"]), /cannot reach/);
+  assert.deepEqual(write.calls, ["0:deleteDeadLetters"]);
+  assert.equal(write.invalidated(), 0);
+});
+
+Deno.test("ClusterQstash: other refusals pass through, asked once", async () => {
+  const s = failover([() => new BrokerError("WEBHOOK_URL_REFUSED", "refused"), () => ({})]);
+  await assert.rejects(s.q.retryDeadLetters("g", ["x"]), /refused/);
+  assert.deepEqual(s.calls, ["0:retryDeadLetters"]);
+});
