@@ -59,8 +59,13 @@ const rt = runtimeInfo();
 
 type Broker = ServerChild & { grpc: string };
 
+/** --transport grpc-js|lean: the broker's MQ_GRPC_TRANSPORT (docs/grpc.md). */
+const TRANSPORT = flags.string("transport", "grpc-js");
+/** --produce-only: skip receive+ack (the lean transport serves unary RPCs only). */
+const PRODUCE_ONLY = flags.has("produce-only");
+
 async function startGrpcBroker(dataDir: string): Promise<Broker> {
-  const broker = await startBroker(dataDir);
+  const broker = await startBroker(dataDir, { MQ_GRPC_TRANSPORT: TRANSPORT });
   return { ...broker, grpc: String(broker.listening.grpc) };
 }
 
@@ -340,12 +345,15 @@ try {
         }`,
     );
   }
-  await prefill(mq, "pop-grpc");
-  await prefill(mq, "pop-http");
-  const consumer = grpcConsumer(broker.grpc);
-  const grpcPop = await drainRate(broker.pid, consumer.step);
-  consumer.close();
-  const httpPop = await drainRate(broker.pid, async () => {
+  const none = { perSecond: NaN, serverCpuUs: NaN, clientCpuUs: NaN };
+  if (!PRODUCE_ONLY) {
+    await prefill(mq, "pop-grpc");
+    await prefill(mq, "pop-http");
+  }
+  const consumer = PRODUCE_ONLY ? undefined : grpcConsumer(broker.grpc);
+  const grpcPop = consumer ? await drainRate(broker.pid, consumer.step) : none;
+  consumer?.close();
+  const httpPop = PRODUCE_ONLY ? none : await drainRate(broker.pid, async () => {
     const got = await mq.receive("http-pop", {
       topic: "pop-http",
       max: RECEIVE_BATCH,
@@ -363,6 +371,7 @@ try {
     } msgs/s (${Math.round(httpPop.serverCpuUs)} us, ${Math.round(httpPop.clientCpuUs)} us)`,
   );
   const out = {
+    transport: TRANSPORT,
     bench: "grpc",
     runtime: `${rt.name} ${rt.version}`,
     seconds,

@@ -27,17 +27,22 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
   const tls = s.grpcTlsCertFile
     ? { cert: readFileSync(s.grpcTlsCertFile), key: readFileSync(s.grpcTlsKeyFile) }
     : undefined;
-  const loopback = options.goawayShield === true;
+  const loopback = options.goawayShield === true && s.grpcTransport !== "lean";
   let service: Promise<GrpcService> | undefined;
   let closing = false;
+  const lean = s.grpcTransport === "lean";
   const start = () =>
-    service ??= import("./service.ts").then((m) =>
-      m.startGrpcService(options, { loopback, tls: loopback ? undefined : tls })
-    ).catch((err) => {
-      options.log("error", "the gRPC service could not start", { err: String(err) });
-      service = undefined; // the next connection tries again
-      throw err;
-    });
+    service ??= (lean
+      ? import("./h2/lean.ts").then((m) =>
+        m.startLeanService(options)
+      )
+      : import("./service.ts").then((m) =>
+        m.startGrpcService(options, { loopback, tls: loopback ? undefined : tls })
+      )).catch((err) => {
+        options.log("error", "the gRPC service could not start", { err: String(err) });
+        service = undefined; // the next connection tries again
+        throw err;
+      });
   let listener: { port: number; close(): Promise<void> };
   if (loopback) {
     listener = await startGoawayShield({

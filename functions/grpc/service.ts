@@ -33,10 +33,8 @@ export interface GrpcService {
   close(): Promise<void>;
 }
 
-export async function startGrpcService(
-  options: GrpcServerOptions,
-  how: { loopback: boolean; tls?: { cert: Uint8Array; key: Uint8Array } },
-): Promise<GrpcService> {
+/** The service definition and the handlers of every RPC, as grpc-js takes them. */
+export async function messagingHandlers(options: GrpcServerOptions) {
   const s = options.settings;
   const open = new Set<grpc.ServerDuplexStream<Req, Res>>();
   const api = apiSource(options.broker);
@@ -63,20 +61,30 @@ export async function startGrpcService(
     nowMs: options.nowMs,
     maxMessageSize: options.maxMessageSize,
   };
-  const server = new grpc.Server({
-    "grpc.max_receive_message_length": s.grpcRequestBytesMax,
-    "grpc.max_send_message_length": -1,
-    // No channelz service is exposed: its per-call and per-connection trackers are cost only.
-    "grpc.enable_channelz": 0,
-  });
-  server.addService(loadMessagingService(), {
+  const implementation = {
     ...routeHandlers(deps),
     ...sendHandlers(deps),
     ...receiveHandlers(deps),
     ...settleHandlers(deps),
     ...clientHandlers(deps, open),
     ...offsetHandlers(deps),
-  } as grpc.UntypedServiceImplementation);
+  } as grpc.UntypedServiceImplementation;
+  return { service: loadMessagingService(), implementation, open, renewals };
+}
+
+export async function startGrpcService(
+  options: GrpcServerOptions,
+  how: { loopback: boolean; tls?: { cert: Uint8Array; key: Uint8Array } },
+): Promise<GrpcService> {
+  const s = options.settings;
+  const { service, implementation, open, renewals } = await messagingHandlers(options);
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": s.grpcRequestBytesMax,
+    "grpc.max_send_message_length": -1,
+    // No channelz service is exposed: its per-call and per-connection trackers are cost only.
+    "grpc.enable_channelz": 0,
+  });
+  server.addService(service, implementation);
   let loopbackPort: number | undefined;
   let injector: grpc.ConnectionInjector | undefined;
   if (how.loopback) {

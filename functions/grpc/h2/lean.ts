@@ -1,0 +1,114 @@
+// The lean gRPC transport (MQ_GRPC_TRANSPORT=lean; docs/grpc.md): our own HTTP/2
+// connections (conn.ts) in front of the same handlers grpc-js serves (service.ts), with
+// call objects shaped as grpc-js's (call.ts). Unary and server-streaming calls get their
+// request whole; a bidi call (Telemetry) gets each message as it comes.
+import type { Buffer } from "node:buffer";
+import type { Duplex } from "node:stream";
+import type * as grpc from "@grpc/grpc-js";
+import type { GrpcServerOptions } from "../deps.ts";
+import { type GrpcService, messagingHandlers } from "../service.ts";
+import { H2Call, MessageReader } from "./call.ts";
+import { H2Connection } from "./conn.ts";
+import type { H2Stream } from "./stream.ts";
+
+const UNIMPLEMENTED = 12;
+const INTERNAL = 13;
+const UNKNOWN = 2;
+
+type Def = grpc.MethodDefinition<unknown, unknown>;
+// deno-lint-ignore no-explicit-any -- grpc-js's handler types, called with our call objects
+type Handler = (call: any, callback?: any) => void;
+
+export async function startLeanService(options: GrpcServerOptions): Promise<GrpcService> {
+  const s = options.settings;
+  const { service, implementation, open, renewals } = await messagingHandlers(options);
+  const methods = new Map<string, { def: Def; impl: Handler }>();
+  for (const [name, def] of Object.entries(service)) {
+    const impl = implementation[def.originalName ?? name] ?? implementation[name];
+    if (impl) methods.set(def.path, { def: def as Def, impl: impl as Handler });
+  }
+  const connections = new Set<H2Connection>();
+
+  const onStream = (stream: H2Stream) => {
+    const m = methods.get(stream.headers.get(":path") ?? "");
+    if (stream.headers.get(":method") !== "POST" || !m) {
+      stream.finish(UNIMPLEMENTED, `Not served here: ${stream.headers.get(":path")}`);
+      return;
+    }
+    const { def, impl } = m;
+    const call = new H2Call(stream, def.responseSerialize as never, options.nowMs());
+    const reader = new MessageReader(s.grpcRequestBytesMax);
+    const messages: Buffer[] = [];
+    const decode = (bytes: Buffer): unknown => def.requestDeserialize(bytes);
+    if (def.requestStream) {
+      // Bidi (Telemetry): the handler first, then each message as it arrives.
+      impl(call);
+      stream.ondata = (chunk) => {
+        const bad = reader.push(chunk, messages);
+        if (bad) return call.fail(INTERNAL, bad);
+        for (const msg of messages.splice(0)) {
+          try {
+            call.emit("data", decode(msg));
+          } catch (err) {
+            return call.fail(INTERNAL, `Cannot parse a message: ${(err as Error).message}`);
+          }
+        }
+      };
+      stream.onend = () => call.emit("end");
+      return;
+    }
+    stream.ondata = (chunk) => {
+      const bad = reader.push(chunk, messages);
+      if (bad) call.tooLarge(bad);
+    };
+    stream.onend = () => {
+      if (call.writableEnded) return;
+      if (messages.length !== 1 || reader.partial) {
+        return call.fail(INTERNAL, "Expected exactly one request message");
+      }
+      try {
+        call.request = decode(messages[0]);
+      } catch (err) {
+        return call.fail(INTERNAL, `Cannot parse the request: ${(err as Error).message}`);
+      }
+      if (def.responseStream) return impl(call);
+      impl(call, (err: grpc.ServiceError | null, res: unknown) => {
+        if (err) return call.fail(err.code ?? UNKNOWN, err.details ?? err.message ?? "");
+        call.write(res);
+        call.end();
+      });
+    };
+  };
+
+  return {
+    inject: (socket: Duplex) => {
+      (socket as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
+      const conn = new H2Connection(socket, {
+        maxConcurrentStreams: s.grpcH2StreamsMax,
+        windowBytes: s.grpcH2WindowBytes,
+        maxFrameBytes: s.grpcH2FrameBytesMax,
+        headerListBytesMax: s.grpcH2HeaderBytesMax,
+      }, onStream);
+      connections.add(conn);
+      socket.on("data", (chunk: Buffer) => conn.receive(chunk));
+      const end = () => {
+        if (!connections.delete(conn)) return;
+        conn.closed();
+        socket.destroy();
+      };
+      socket.on("close", end).on("error", end).on("end", end);
+    },
+    close: async () => {
+      // Telemetry streams end first (their clients get an OK status); every connection is
+      // told GOAWAY, and calls in flight get grpcShutdownMs.
+      for (const call of open) if (!call.writableEnded) call.end();
+      renewals.close();
+      for (const c of connections) c.goaway();
+      const until = Date.now() + s.grpcShutdownMs;
+      while (Date.now() < until && [...connections].some((c) => c.openStreams > 0)) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      for (const c of connections) c.goaway(0x2, "shutting down");
+    },
+  };
+}

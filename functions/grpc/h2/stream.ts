@@ -1,0 +1,113 @@
+// One HTTP/2 stream of the lean transport, server side: what came in (headers, then DATA
+// handed on as it arrives) and what goes out (response headers once, gRPC messages as DATA
+// within the flow-control windows, then trailers). conn.ts owns the connection's windows
+// and writes; a stream queues what the windows do not yet allow.
+import { Buffer } from "node:buffer";
+import { RESPONSE_HEADERS, statusBlock, TRAILERS_OK } from "./hpack.ts";
+
+/** What a stream needs from its connection. */
+export interface StreamOwner {
+  /** Our send window on the connection, and the peer's largest frame. */
+  sendWindow: number;
+  readonly peerFrameBytes: number;
+  headers(stream: number, block: Uint8Array, end: boolean): void;
+  data(stream: number, bytes: Uint8Array, end: boolean): void;
+  /** The stream is done on our side (trailers sent or reset). */
+  finished(stream: H2Stream): void;
+}
+
+export class H2Stream {
+  /** Our send window on this stream. */
+  sendWindow: number;
+  /** Bytes received and not yet given back by WINDOW_UPDATE. */
+  recvUnacked = 0;
+  remoteEnded = false;
+  /** Trailers sent or reset: nothing more goes out. */
+  done = false;
+  ondata?: (chunk: Buffer) => void;
+  onend?: () => void;
+  /** The client reset the stream, or the connection went. */
+  onreset?: () => void;
+  #headersSent = false;
+  #pending: Uint8Array[] = [];
+  #pendingBytes = 0;
+  #trailers: Uint8Array | undefined;
+
+  constructor(
+    readonly id: number,
+    readonly headers: Map<string, string>,
+    window: number,
+    private readonly owner: StreamOwner,
+  ) {
+    this.sendWindow = window;
+  }
+
+  /** Bytes queued behind the flow-control windows. */
+  get pendingBytes(): number {
+    return this.#pendingBytes;
+  }
+
+  /** One gRPC message (5-byte prefix added here). */
+  message(bytes: Uint8Array) {
+    if (this.done || this.#trailers) return;
+    this.#sendHeaders();
+    const framed = Buffer.allocUnsafe(5 + bytes.length);
+    framed[0] = 0;
+    framed.writeUInt32BE(bytes.length, 1);
+    framed.set(bytes, 5);
+    this.#pending.push(framed);
+    this.#pendingBytes += framed.length;
+    this.pump();
+  }
+
+  /** Ends the call with a status (trailers; trailers-only when nothing was sent). */
+  finish(code: number, message = "") {
+    if (this.done || this.#trailers) return;
+    if (!this.#headersSent && this.#pendingBytes === 0) {
+      this.#headersSent = true;
+      this.#trailers = statusBlock(code, message, true);
+    } else {
+      this.#sendHeaders();
+      this.#trailers = code === 0 && !message ? TRAILERS_OK : statusBlock(code, message, false);
+    }
+    this.pump();
+  }
+
+  /** Sends what the windows allow; the trailers once nothing is left. */
+  pump() {
+    const o = this.owner;
+    while (this.#pendingBytes > 0) {
+      const room = Math.min(this.sendWindow, o.sendWindow, o.peerFrameBytes);
+      if (room <= 0) return;
+      const head = this.#pending[0];
+      const n = Math.min(room, head.length);
+      const chunk = n === head.length ? head : head.subarray(0, n);
+      if (n === head.length) this.#pending.shift();
+      else this.#pending[0] = head.subarray(n);
+      this.#pendingBytes -= n;
+      this.sendWindow -= n;
+      o.sendWindow -= n;
+      o.data(this.id, chunk, false);
+    }
+    if (this.#trailers && !this.done) {
+      this.done = true;
+      o.headers(this.id, this.#trailers, true);
+      o.finished(this);
+    }
+  }
+
+  #sendHeaders() {
+    if (this.#headersSent) return;
+    this.#headersSent = true;
+    this.owner.headers(this.id, RESPONSE_HEADERS, false);
+  }
+
+  /** The peer reset it or the connection closed: drop what is queued. */
+  reset() {
+    const was = this.done;
+    this.done = true;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (!was) this.onreset?.();
+  }
+}
