@@ -1,12 +1,14 @@
 // The RocketMQ 5 gRPC front end (docs/grpc.md): apache.rocketmq.v2.MessagingService, a thin
-// adapter over the core API like the HTTP app, on @grpc/grpc-js (service.ts). What is here
-// is the public port alone: grpc-js, node:http2 and the service definitions load when the
-// first gRPC connection arrives (they were ~85 ms of Deno's and ~150 ms of Bun's cold start
-// and ~18 MiB of idle RSS: bench/README.md, "startup_bench"). On Deno the GOAWAY shield
-// (goaway_shield.ts) owns the port and relays to grpc-js on a loopback port; elsewhere the
-// accepted sockets are handed to grpc-js's connection injector (TLS done there).
+// adapter over the core API like the HTTP app. What is here is the public port alone: the
+// transport and the service load when the first gRPC connection arrives (grpc-js and the
+// service definitions were ~85 ms of Deno's and ~150 ms of Bun's cold start and ~18 MiB of
+// idle RSS: bench/README.md, "startup_bench"). Transports (grpcTransport): `lean`, our own
+// HTTP/2 (h2/lean.ts), takes the accepted sockets (TLS done here); `grpc-js` (service.ts)
+// takes them through its connection injector (TLS done there), except on Deno, whose
+// node:http2 server needs the GOAWAY shield (goaway_shield.ts) in front of a loopback port.
 import { readFileSync } from "node:fs";
 import net from "node:net";
+import tlsServer from "node:tls";
 import type { GrpcServerOptions } from "./deps.ts";
 import { startGoawayShield } from "./goaway_shield.ts";
 import type { GrpcService } from "./service.ts";
@@ -27,6 +29,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
   const tls = s.grpcTlsCertFile
     ? { cert: readFileSync(s.grpcTlsCertFile), key: readFileSync(s.grpcTlsKeyFile) }
     : undefined;
+  // Deno's node:http2 server needs the GOAWAY shield; the lean transport reads GOAWAY itself.
   const loopback = options.goawayShield === true && s.grpcTransport !== "lean";
   let service: Promise<GrpcService> | undefined;
   let closing = false;
@@ -53,12 +56,16 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     });
   } else {
     const sockets = new Set<net.Socket>();
-    const server = net.createServer((socket) => {
+    const accept = (socket: net.Socket) => {
       if (closing) return void socket.destroy();
       sockets.add(socket);
       socket.once("close", () => sockets.delete(socket));
       start().then((svc) => svc.inject(socket), () => socket.destroy());
-    });
+    };
+    // The lean transport reads decrypted bytes (TLS here); grpc-js's injector does TLS itself.
+    const server = lean && tls
+      ? tlsServer.createServer({ cert: tls.cert, key: tls.key, ALPNProtocols: ["h2"] }, accept)
+      : net.createServer(accept);
     listener = await new Promise((resolve, reject) => {
       server.once("error", reject);
       server.listen(s.grpcPort, options.host, () => {

@@ -80,9 +80,9 @@ export const GRPC_TRANSPORT = choiceSetting("grpcTransport", "MQ_GRPC_TRANSPORT"
   "grpc-js",
   "lean",
 ], {
-  default: "grpc-js",
+  default: "lean",
   doc:
-    "HTTP/2 under the gRPC front end: grpc-js on node:http2, or lean (our own HTTP/2 framing, functions/grpc/h2).",
+    "HTTP/2 under the gRPC front end: lean (our own HTTP/2 framing, functions/grpc/h2; under half of grpc-js's CPU per call) or grpc-js (its node:http2 server).",
 });
 export const GRPC_H2_STREAMS_MAX = intSetting("grpcH2StreamsMax", "MQ_GRPC_H2_STREAMS_MAX", {
   unit: "count",

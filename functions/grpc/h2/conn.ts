@@ -11,13 +11,12 @@ import {
   frame,
   FrameError,
   FrameReader,
-  HEADER_BYTES,
   Setting,
   Type,
-  writeHeader,
 } from "./frames.ts";
 import { HeaderDecoder } from "./hpack.ts";
 import { H2Stream, type StreamOwner } from "./stream.ts";
+import { FrameWriter, type Socketish } from "./writer.ts";
 
 export interface H2Limits {
   /** Streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
@@ -28,11 +27,6 @@ export interface H2Limits {
   maxFrameBytes: number;
   /** Largest decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE). */
   headerListBytesMax: number;
-}
-
-export interface Socketish {
-  write(b: Uint8Array): unknown;
-  end(): unknown;
 }
 
 const DEFAULT_WINDOW = 65_535;
@@ -46,8 +40,7 @@ export class H2Connection implements StreamOwner {
   #decoder: HeaderDecoder;
   #streams = new Map<number, H2Stream>();
   #lastStream = 0;
-  #out: Uint8Array[] = [];
-  #flushQueued = false;
+  #w: FrameWriter;
   #peerStreamWindow = DEFAULT_WINDOW;
   #recvUnacked = 0;
   #headerBlock: { stream: number; flags: number; parts: Buffer[]; bytes: number } | undefined;
@@ -56,10 +49,11 @@ export class H2Connection implements StreamOwner {
   #frames: Frame[] = [];
 
   constructor(
-    private readonly socket: Socketish,
+    socket: Socketish,
     private readonly limits: H2Limits,
     private readonly onStream: (stream: H2Stream) => void,
   ) {
+    this.#w = new FrameWriter(socket);
     this.#reader = new FrameReader(limits.maxFrameBytes);
     this.#decoder = new HeaderDecoder(4096, limits.headerListBytesMax);
     const s = Buffer.alloc(30);
@@ -123,9 +117,8 @@ export class H2Connection implements StreamOwner {
 
   #end() {
     if (this.#ended) return;
-    this.#flush();
+    this.#w.end();
     this.closed();
-    this.socket.end();
   }
 
   #frame(f: Frame) {
@@ -342,24 +335,11 @@ export class H2Connection implements StreamOwner {
 
   // StreamOwner: what streams send.
   headers(stream: number, block: Uint8Array, end: boolean) {
-    const out = Buffer.allocUnsafe(HEADER_BYTES + block.length);
-    writeHeader(
-      out,
-      0,
-      block.length,
-      Type.HEADERS,
-      Flag.END_HEADERS | (end ? Flag.END_STREAM : 0),
-      stream,
-    );
-    out.set(block, HEADER_BYTES);
-    this.#send(out);
+    this.#w.headers(stream, block, end);
   }
 
   data(stream: number, bytes: Uint8Array, end: boolean) {
-    const head = Buffer.allocUnsafe(HEADER_BYTES);
-    writeHeader(head, 0, bytes.length, Type.DATA, end ? Flag.END_STREAM : 0, stream);
-    this.#send(head);
-    this.#send(bytes);
+    this.#w.data(stream, bytes, end);
   }
 
   finished(s: H2Stream) {
@@ -385,31 +365,14 @@ export class H2Connection implements StreamOwner {
   }
 
   #rst(stream: number, code: number) {
-    const p = Buffer.alloc(4);
-    p.writeUInt32BE(code, 0);
-    this.#send(frame(Type.RST_STREAM, 0, stream, p));
+    this.#w.rst(stream, code);
   }
 
   #windowUpdate(stream: number, inc: number) {
-    const p = Buffer.alloc(4);
-    p.writeUInt32BE(inc, 0);
-    this.#send(frame(Type.WINDOW_UPDATE, 0, stream, p));
+    this.#w.windowUpdate(stream, inc);
   }
 
   #send(bytes: Uint8Array) {
-    if (this.#ended) return;
-    this.#out.push(bytes);
-    if (!this.#flushQueued) {
-      this.#flushQueued = true;
-      setImmediate(() => this.#flush());
-    }
-  }
-
-  #flush() {
-    this.#flushQueued = false;
-    if (this.#out.length === 0) return;
-    const out = this.#out.length === 1 ? this.#out[0] : Buffer.concat(this.#out);
-    this.#out = [];
-    this.socket.write(out);
+    this.#w.send(bytes);
   }
 }
