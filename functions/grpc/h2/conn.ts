@@ -73,8 +73,11 @@ export class H2Connection implements StreamOwner {
   }
 
   /** Streams open now. */
+  /** Streams we have not finished (a finished one may wait for the client's end). */
   get openStreams(): number {
-    return this.#streams.size;
+    let n = 0;
+    for (const s of this.#streams.values()) if (!s.done) n++;
+    return n;
   }
 
   /** Bytes from the socket. */
@@ -112,7 +115,7 @@ export class H2Connection implements StreamOwner {
     p.writeUInt32BE(code, 4);
     p.set(text, 8);
     this.#send(frame(Type.GOAWAY, 0, 0, p));
-    if (code !== ErrorCode.NO_ERROR || this.#streams.size === 0) this.#end();
+    if (code !== ErrorCode.NO_ERROR || this.openStreams === 0) this.#end();
   }
 
   #end() {
@@ -346,6 +349,7 @@ export class H2Connection implements StreamOwner {
     // A client still sending (a bidi stream) gets its trailers and closes its side or
     // resets the stream; until then what it sends is dropped.
     if (s.remoteEnded) this.#forget(s);
+    else this.#maybeEnd();
   }
 
   #forget(s: H2Stream) {
@@ -354,7 +358,7 @@ export class H2Connection implements StreamOwner {
   }
 
   #maybeEnd() {
-    if (this.#goingAway && this.#streams.size === 0) queueMicrotask(() => this.#end());
+    if (this.#goingAway && this.openStreams === 0) queueMicrotask(() => this.#end());
   }
 
   #resetStream(s: H2Stream, code: number) {
