@@ -7,7 +7,6 @@ import type { H2Stream } from "./stream.ts";
 
 const DEADLINE_EXCEEDED = 4;
 const INTERNAL = 13;
-const RESOURCE_EXHAUSTED = 8;
 
 /** grpc-timeout ("100m", "5S", …: gRPC over HTTP/2) in ms; Infinity when absent. */
 export function timeoutMs(value: string | undefined): number {
@@ -107,11 +106,6 @@ export class H2Call extends EventEmitter {
       return this.listenerCount("error") > 0 ? super.emit(event, ...args) : true;
     }
     return super.emit(event, ...args);
-  }
-
-  /** Too much: RESOURCE_EXHAUSTED. */
-  tooLarge(details: string) {
-    this.#finish(RESOURCE_EXHAUSTED, details);
   }
 
   #finish(code: number, details: string) {

@@ -341,8 +341,8 @@ export class H2Connection implements StreamOwner {
     this.#w.headers(stream, block, end);
   }
 
-  data(stream: number, bytes: Uint8Array, end: boolean) {
-    this.#w.data(stream, bytes, end);
+  data(stream: number, pieces: Uint8Array[], length: number) {
+    this.#w.data(stream, pieces, length);
   }
 
   finished(s: H2Stream) {

@@ -14,6 +14,7 @@ import type { H2Stream } from "./stream.ts";
 const UNIMPLEMENTED = 12;
 const INTERNAL = 13;
 const UNKNOWN = 2;
+const RESOURCE_EXHAUSTED = 8;
 
 type Def = grpc.MethodDefinition<unknown, unknown>;
 // deno-lint-ignore no-explicit-any -- grpc-js's handler types, called with our call objects
@@ -36,12 +37,12 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
       return;
     }
     const { def, impl } = m;
-    const call = new H2Call(stream, def.responseSerialize as never, options.nowMs());
+    const decode = (bytes: Buffer): unknown => def.requestDeserialize(bytes);
     const reader = new MessageReader(s.grpcRequestBytesMax);
     const messages: Buffer[] = [];
-    const decode = (bytes: Buffer): unknown => def.requestDeserialize(bytes);
     if (def.requestStream) {
       // Bidi (Telemetry): the handler first, then each message as it arrives.
+      const call = new H2Call(stream, def.responseSerialize as never, options.nowMs());
       impl(call);
       stream.ondata = (chunk) => {
         const bad = reader.push(chunk, messages);
@@ -57,25 +58,42 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
       stream.onend = () => call.emit("end");
       return;
     }
+    let refused = "";
     stream.ondata = (chunk) => {
-      const bad = reader.push(chunk, messages);
-      if (bad) call.tooLarge(bad);
+      if (!refused) refused = reader.push(chunk, messages) ?? "";
     };
     stream.onend = () => {
-      if (call.writableEnded) return;
+      if (refused) return stream.finish(RESOURCE_EXHAUSTED, refused);
       if (messages.length !== 1 || reader.partial) {
-        return call.fail(INTERNAL, "Expected exactly one request message");
+        return stream.finish(INTERNAL, "Expected exactly one request message");
       }
+      let request: unknown;
       try {
-        call.request = decode(messages[0]);
+        request = decode(messages[0]);
       } catch (err) {
-        return call.fail(INTERNAL, `Cannot parse the request: ${(err as Error).message}`);
+        return stream.finish(INTERNAL, `Cannot parse the request: ${(err as Error).message}`);
       }
-      if (def.responseStream) return impl(call);
+      if (def.responseStream) {
+        const call = new H2Call(stream, def.responseSerialize as never, options.nowMs());
+        call.request = request;
+        return impl(call);
+      }
+      // Unary: the handlers read only the request and the metadata; no call object.
+      const headers = stream.headers;
+      const call = {
+        request,
+        metadata: { get: (k: string) => (headers.has(k) ? [headers.get(k)!] : []) },
+      };
       impl(call, (err: grpc.ServiceError | null, res: unknown) => {
-        if (err) return call.fail(err.code ?? UNKNOWN, err.details ?? err.message ?? "");
-        call.write(res);
-        call.end();
+        if (err) return stream.finish(err.code ?? UNKNOWN, err.details ?? err.message ?? "");
+        let bytes: Uint8Array;
+        try {
+          bytes = def.responseSerialize(res);
+        } catch (e) {
+          return stream.finish(INTERNAL, `Cannot encode the response: ${(e as Error).message}`);
+        }
+        stream.message(bytes);
+        stream.finish(0);
       });
     };
   };

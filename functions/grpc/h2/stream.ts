@@ -11,7 +11,8 @@ export interface StreamOwner {
   sendWindow: number;
   readonly peerFrameBytes: number;
   headers(stream: number, block: Uint8Array, end: boolean): void;
-  data(stream: number, bytes: Uint8Array, end: boolean): void;
+  /** One DATA frame of `length` bytes made of `pieces`. */
+  data(stream: number, pieces: Uint8Array[], length: number): void;
   /** The stream is done on our side (trailers sent or reset). */
   finished(stream: H2Stream): void;
 }
@@ -51,12 +52,12 @@ export class H2Stream {
   message(bytes: Uint8Array) {
     if (this.done || this.#trailers) return;
     this.#sendHeaders();
-    const framed = Buffer.allocUnsafe(5 + bytes.length);
-    framed[0] = 0;
-    framed.writeUInt32BE(bytes.length, 1);
-    framed.set(bytes, 5);
-    this.#pending.push(framed);
-    this.#pendingBytes += framed.length;
+    // The prefix and the message as two pieces: the writer copies both into one write.
+    const prefix = Buffer.allocUnsafe(5);
+    prefix[0] = 0;
+    prefix.writeUInt32BE(bytes.length, 1);
+    this.#pending.push(prefix, bytes);
+    this.#pendingBytes += 5 + bytes.length;
     this.pump();
   }
 
@@ -79,15 +80,25 @@ export class H2Stream {
     while (this.#pendingBytes > 0) {
       const room = Math.min(this.sendWindow, o.sendWindow, o.peerFrameBytes);
       if (room <= 0) return;
-      const head = this.#pending[0];
-      const n = Math.min(room, head.length);
-      const chunk = n === head.length ? head : head.subarray(0, n);
-      if (n === head.length) this.#pending.shift();
-      else this.#pending[0] = head.subarray(n);
+      // One DATA frame of up to `room` bytes, from as many queued pieces as it takes.
+      const n = Math.min(room, this.#pendingBytes);
+      const pieces: Uint8Array[] = [];
+      for (let left = n; left > 0;) {
+        const head = this.#pending[0];
+        if (head.length <= left) {
+          pieces.push(head);
+          this.#pending.shift();
+          left -= head.length;
+        } else {
+          pieces.push(head.subarray(0, left));
+          this.#pending[0] = head.subarray(left);
+          left = 0;
+        }
+      }
       this.#pendingBytes -= n;
       this.sendWindow -= n;
       o.sendWindow -= n;
-      o.data(this.id, chunk, false);
+      o.data(this.id, pieces, n);
     }
     if (this.#trailers && !this.done) {
       this.done = true;

@@ -32,11 +32,12 @@ export class FrameWriter {
     this.send(out);
   }
 
-  data(stream: number, bytes: Uint8Array, end: boolean) {
+  /** A DATA frame (never END_STREAM: gRPC ends streams with trailers). */
+  data(stream: number, pieces: Uint8Array[], length: number) {
     const head = Buffer.allocUnsafe(HEADER_BYTES);
-    writeHeader(head, 0, bytes.length, Type.DATA, end ? Flag.END_STREAM : 0, stream);
+    writeHeader(head, 0, length, Type.DATA, 0, stream);
     this.send(head);
-    this.send(bytes);
+    for (const p of pieces) this.send(p);
   }
 
   rst(stream: number, code: number) {
