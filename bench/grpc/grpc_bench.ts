@@ -1,6 +1,9 @@
 // gRPC front end benchmark, beside the HTTP API in the same run. Same file on Deno and Bun:
 //   deno run -A bench/grpc/grpc_bench.ts [--json] [--seconds 5] [--rounds 3]
 //   bun run bench/grpc/grpc_bench.ts [--json] [--seconds 5] [--rounds 3]
+//   [--transport lean|grpc-js]  the broker's MQ_GRPC_TRANSPORT (default lean); the JSON
+//                               names it as "transport"
+//   [--produce-only]            skip receive+ack (their keys are null)
 // It starts the broker (ASYNC_FLUSH, fresh temp folder, HTTP and gRPC on free ports) on
 // the runtime it runs on. Figures:
 //   grpc_vs_http_produce_ratio   single 1 KiB sends/s over gRPC (SendMessage, one message
@@ -60,7 +63,7 @@ const rt = runtimeInfo();
 type Broker = ServerChild & { grpc: string };
 
 /** --transport grpc-js|lean: the broker's MQ_GRPC_TRANSPORT (docs/grpc.md). */
-const TRANSPORT = flags.string("transport", "grpc-js");
+const TRANSPORT = flags.string("transport", "lean");
 /** --produce-only: skip receive+ack (the lean transport serves unary RPCs only). */
 const PRODUCE_ONLY = flags.has("produce-only");
 
