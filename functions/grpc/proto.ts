@@ -2,7 +2,7 @@
 // scripts/gen_grpc_descriptor.ts builds out of the .proto files of the rocketmq-client-nodejs
 // package (a runtime dependency: they are not copied here; descriptor_source.ts).
 import { Buffer } from "node:buffer";
-import * as grpc from "@grpc/grpc-js";
+import type * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import descriptor from "./messaging_descriptor.json" with { type: "json" };
 
@@ -19,10 +19,8 @@ export function loadMessagingService(): grpc.ServiceDefinition {
     defaults: false,
     oneofs: true,
   });
-  const pkg = grpc.loadPackageDefinition(definition) as unknown as {
-    apache: { rocketmq: { v2: { MessagingService: { service: grpc.ServiceDefinition } } } };
-  };
-  const service = pkg.apache.rocketmq.v2.MessagingService.service;
+  // proto-loader's definition of the service is what grpc-js serves (without loading it).
+  const service = definition["apache.rocketmq.v2.MessagingService"] as grpc.ServiceDefinition;
   // Responses may come already encoded (delivered_wire.ts): those pass as they are.
   for (const name of ["ReceiveMessage", "PullMessage"]) {
     const method = service[name];

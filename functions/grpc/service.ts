@@ -1,28 +1,10 @@
-// The grpc-js half of the gRPC front end (server.ts starts it on the first connection):
-// apache.rocketmq.v2.MessagingService with the RPC modules' handlers. The RPC modules:
-// route.ts (QueryRoute, QueryAssignment), send.ts (SendMessage, RecallMessage,
-// EndTransaction), receive.ts, settle.ts (ack, invisible time, DLQ), telemetry.ts
-// (Telemetry, Heartbeat, NotifyClientTermination), offsets.ts (GetOffset, UpdateOffset,
-// QueryOffset, PullMessage). An RPC not listed (SyncLiteSubscription) gets grpc-js's
-// UNIMPLEMENTED status with its name.
+// The grpc-js transport (MQ_GRPC_TRANSPORT=grpc-js; server.ts starts it on the first
+// connection): grpc-js's own server on the runtime's node:http2, serving handlers.ts.
 import { Buffer } from "node:buffer";
 import type { Duplex } from "node:stream";
 import * as grpc from "@grpc/grpc-js";
-import { apiSource } from "../routes/route.ts";
-import { GrpcAuth } from "./auth.ts";
-import type { Req, Res } from "./calls.ts";
-import { offsetHandlers } from "./offsets.ts";
-import { loadMessagingService } from "./proto.ts";
-import { receiveHandlers } from "./receive.ts";
-import { AutoRenew } from "./renew.ts";
-import { Names } from "./resources.ts";
-import { routeHandlers } from "./route.ts";
-import { sendHandlers } from "./send.ts";
 import type { GrpcServerOptions } from "./deps.ts";
-import { ClientSessions } from "./sessions.ts";
-import { transactionHook } from "./transactions.ts";
-import { settleHandlers } from "./settle.ts";
-import { clientHandlers } from "./telemetry.ts";
+import { messagingHandlers } from "./handlers.ts";
 
 export interface GrpcService {
   /** Hands a client connection (raw TCP; TLS is done here when configured) to grpc-js. */
@@ -31,45 +13,6 @@ export interface GrpcService {
   loopbackPort?: number;
   /** Ends Telemetry streams, lets calls in flight finish (grpcShutdownMs), then stops. */
   close(): Promise<void>;
-}
-
-/** The service definition and the handlers of every RPC, as grpc-js takes them. */
-export async function messagingHandlers(options: GrpcServerOptions) {
-  const s = options.settings;
-  const open = new Set<grpc.ServerDuplexStream<Req, Res>>();
-  const api = apiSource(options.broker);
-  const renewals = new AutoRenew({
-    api,
-    log: options.log,
-    nowMs: options.nowMs,
-    leaseMs: s.grpcAutoRenewMs,
-    maxMs: s.grpcAutoRenewMaxMs,
-    heldMax: s.grpcAutoRenewHeldMax,
-  });
-  const deps = {
-    api,
-    renewals,
-    auth: await GrpcAuth.create(options.apiKeys),
-    names: new Names(),
-    sessions: new ClientSessions(s.grpcClientsMax),
-    log: options.log,
-    brokerName: options.brokerName,
-    storeHost: options.host,
-    pullWaitMsMax: options.pullWaitMsMax,
-    transactions: options.transactions ?? transactionHook(apiSource(options.broker), options.log),
-    records: options.records,
-    nowMs: options.nowMs,
-    maxMessageSize: options.maxMessageSize,
-  };
-  const implementation = {
-    ...routeHandlers(deps),
-    ...sendHandlers(deps),
-    ...receiveHandlers(deps),
-    ...settleHandlers(deps),
-    ...clientHandlers(deps, open),
-    ...offsetHandlers(deps),
-  } as grpc.UntypedServiceImplementation;
-  return { service: loadMessagingService(), implementation, open, renewals };
 }
 
 export async function startGrpcService(

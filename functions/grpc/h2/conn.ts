@@ -101,24 +101,24 @@ export class H2Connection implements StreamOwner {
     this.#streams.clear();
   }
 
-  /** No new streams (GOAWAY); the open ones finish, then the connection ends. An error
-   * code ends it at once. */
+  /** No new streams (GOAWAY). With NO_ERROR the open ones finish and the client closes the
+   * connection (ending it ourselves could cut a reply the client has not yet read); an
+   * error code ends it at once. */
   goaway(code: number = ErrorCode.NO_ERROR, debug = "") {
-    if (this.#goingAway) {
-      if (code !== ErrorCode.NO_ERROR) this.#end();
-      return;
+    if (!this.#goingAway) {
+      this.#goingAway = true;
+      const text = Buffer.from(debug.slice(0, 200));
+      const p = Buffer.alloc(8 + text.length);
+      p.writeUInt32BE(this.#lastStream, 0);
+      p.writeUInt32BE(code, 4);
+      p.set(text, 8);
+      this.#send(frame(Type.GOAWAY, 0, 0, p));
     }
-    this.#goingAway = true;
-    const text = Buffer.from(debug.slice(0, 200));
-    const p = Buffer.alloc(8 + text.length);
-    p.writeUInt32BE(this.#lastStream, 0);
-    p.writeUInt32BE(code, 4);
-    p.set(text, 8);
-    this.#send(frame(Type.GOAWAY, 0, 0, p));
-    if (code !== ErrorCode.NO_ERROR || this.openStreams === 0) this.#end();
+    if (code !== ErrorCode.NO_ERROR) this.terminate();
   }
 
-  #end() {
+  /** Writes what is queued and ends the connection. */
+  terminate() {
     if (this.#ended) return;
     this.#w.end();
     this.closed();
@@ -151,14 +151,13 @@ export class H2Connection implements StreamOwner {
         if (s) {
           this.#streams.delete(s.id);
           s.reset();
-          this.#maybeEnd();
         }
         return;
       }
       case Type.GOAWAY:
-        // The client leaves: its open calls may still finish.
+        // The client leaves: no new streams; its open calls may still finish, then it closes.
         if (f.stream !== 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "GOAWAY on a stream");
-        this.goaway();
+        this.#goingAway = true;
         return;
       case Type.PUSH_PROMISE:
         throw new FrameError(ErrorCode.PROTOCOL_ERROR, "clients cannot push");
@@ -349,23 +348,16 @@ export class H2Connection implements StreamOwner {
     // A client still sending (a bidi stream) gets its trailers and closes its side or
     // resets the stream; until then what it sends is dropped.
     if (s.remoteEnded) this.#forget(s);
-    else this.#maybeEnd();
   }
 
   #forget(s: H2Stream) {
     this.#streams.delete(s.id);
-    this.#maybeEnd();
-  }
-
-  #maybeEnd() {
-    if (this.#goingAway && this.openStreams === 0) queueMicrotask(() => this.#end());
   }
 
   #resetStream(s: H2Stream, code: number) {
     this.#streams.delete(s.id);
     s.reset();
     this.#rst(s.id, code);
-    this.#maybeEnd();
   }
 
   #rst(stream: number, code: number) {

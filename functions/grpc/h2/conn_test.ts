@@ -159,13 +159,18 @@ Deno.test("lean h2: replies wait for the window; RST_STREAM and stream limits", 
   const refused = fs.find((f) => f.type === Type.RST_STREAM && f.stream === 11);
   assert.equal(refused?.payload.readUInt32BE(0), ErrorCode.REFUSED_STREAM);
   assert.equal(c.conn.openStreams, 3);
-  // GOAWAY from the client: open streams may finish, then the connection ends.
+  // GOAWAY from the client: open streams may finish; the client closes the connection.
   c.conn.receive(frame(Type.GOAWAY, 0, 0, Buffer.alloc(8)));
   assert.ok(!c.ended());
   settings.writeUInt32BE(65_535, 2); // a larger INITIAL_WINDOW_SIZE reaches open streams too
   c.conn.receive(frame(Type.SETTINGS, 0, 0, settings));
   for (const id of [5, 7, 9]) c.conn.receive(frame(Type.DATA, 1, id, Buffer.alloc(0)));
-  await c.frames();
-  await new Promise((r) => setTimeout(r, 0));
-  assert.ok(c.ended(), "ended once the open streams finished");
+  fs = await c.frames();
+  assert.equal(c.conn.openStreams, 0, "the open streams were answered");
+  assert.equal(fs.filter((f) => f.type === Type.HEADERS && (f.flags & 1)).length, 3);
+  c.conn.receive(request(13));
+  fs = await c.frames();
+  const late = fs.find((f) => f.type === Type.RST_STREAM && f.stream === 13);
+  assert.equal(late?.payload.readUInt32BE(0), ErrorCode.REFUSED_STREAM, "no new streams");
+  assert.ok(!c.ended(), "the client closes it");
 });

@@ -6,7 +6,8 @@ import type { Buffer } from "node:buffer";
 import type { Duplex } from "node:stream";
 import type * as grpc from "@grpc/grpc-js";
 import type { GrpcServerOptions } from "../deps.ts";
-import { type GrpcService, messagingHandlers } from "../service.ts";
+import { messagingHandlers } from "../handlers.ts";
+import type { GrpcService } from "../service.ts";
 import { H2Call, MessageReader } from "./call.ts";
 import { H2Connection } from "./conn.ts";
 import type { H2Stream } from "./stream.ts";
@@ -15,6 +16,9 @@ const UNIMPLEMENTED = 12;
 const INTERNAL = 13;
 const UNKNOWN = 2;
 const RESOURCE_EXHAUSTED = 8;
+/** After the last call of a connection is answered at shutdown, how long its client gets to
+ * close it (they do at once after GOAWAY) before it is ended. */
+const CLOSE_GRACE_MS = 250;
 
 type Def = grpc.MethodDefinition<unknown, unknown>;
 // deno-lint-ignore no-explicit-any -- grpc-js's handler types, called with our call objects
@@ -122,11 +126,14 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
       for (const call of open) if (!call.writableEnded) call.end();
       renewals.close();
       for (const c of connections) c.goaway();
+      const sleep = () => new Promise((r) => setTimeout(r, 20));
       const until = Date.now() + s.grpcShutdownMs;
-      while (Date.now() < until && [...connections].some((c) => c.openStreams > 0)) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      for (const c of connections) c.goaway(0x2, "shutting down");
+      while (Date.now() < until && [...connections].some((c) => c.openStreams > 0)) await sleep();
+      // Clients close a connection once GOAWAY came and their calls are answered; a short
+      // grace for that, so none misses its last reply, then what is left is ended.
+      const grace = Math.min(until, Date.now() + CLOSE_GRACE_MS);
+      while (Date.now() < grace && connections.size > 0) await sleep();
+      for (const c of connections) c.terminate();
     },
   };
 }
