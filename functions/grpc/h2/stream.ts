@@ -33,6 +33,7 @@ export class H2Stream {
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
   #trailers: Uint8Array | undefined;
+  #scheduled = false;
 
   constructor(
     readonly id: number,
@@ -58,7 +59,7 @@ export class H2Stream {
     prefix.writeUInt32BE(bytes.length, 1);
     this.#pending.push(prefix, bytes);
     this.#pendingBytes += 5 + bytes.length;
-    this.pump();
+    this.#schedule();
   }
 
   /** Ends the call with a status (trailers; trailers-only when nothing was sent). */
@@ -71,7 +72,17 @@ export class H2Stream {
       this.#sendHeaders();
       this.#trailers = code === 0 && !message ? TRAILERS_OK : statusBlock(code, message, false);
     }
-    this.pump();
+    this.#schedule();
+  }
+
+  /** Pumps once the current task's writes are queued: a receive's messages share DATA frames. */
+  #schedule() {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      this.pump();
+    });
   }
 
   /** Sends what the windows allow; the trailers once nothing is left. */
