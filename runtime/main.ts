@@ -72,8 +72,8 @@ async function main() {
     process.exit(2);
   }
   // Front ends and the HA node are loaded only when on, and start loading now, so their
-  // modules (gRPC's grpc-js, node:http2, node:zlib) load while the rest opens (cold start,
-  // bench/README.md "Cold start").
+  // modules load while the rest opens (cold start, bench/README.md "Cold start"). gRPC's
+  // server.ts is only its port: grpc-js and node:http2 load on the first gRPC connection.
   const grpcModule = config.grpcEnabled ? import("../functions/grpc/server.ts") : undefined;
   const remotingModule = config.remotingEnable ? import("../functions/remoting/mod.ts") : undefined;
   const platform = await pickPlatform();
