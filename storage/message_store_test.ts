@@ -6,6 +6,7 @@ import type { StoreConfig } from "./config.ts";
 import { StoreError } from "./errors.ts";
 
 const enc = new TextEncoder();
+const LAZY_CQ_SYNC = { leastUnits: 3, maxSkips: 2 };
 
 function newStore(
   disk: SimDisk,
@@ -210,7 +211,10 @@ async function powerLossRun(seed: number) {
     }
     const action = random();
     if (action < 0.4) await Promise.all(all);
-    else if (action < 0.5) await store.checkpoint().catch(() => {});
+    else if (action < 0.45) await store.checkpoint().catch(() => {});
+    // A periodic one, which syncs only the ConsumeQueues due and records no more than the
+    // skipped ones allow (CqSyncPolicy).
+    else if (action < 0.5) await storeCore(store).checkpoints.run(LAZY_CQ_SYNC).catch(() => {});
     else if (action < 0.7) await new Promise((r) => setTimeout(r, 0));
   }
   // Let a random amount of work finish, then cut the power mid-flight.
