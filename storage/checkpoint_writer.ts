@@ -4,8 +4,7 @@
 // holds the turn while it cuts (a checkpoint would record offsets it is changing).
 import type { StoreCheckpoint } from "./checkpoint.ts";
 import type { GroupCommit } from "./commit_log/group_commit.ts";
-import type { ConsumeQueueStore } from "./consume_queue/consume_queue_store.ts";
-import type { CqSyncPolicy } from "./consume_queue/consume_queue.ts";
+import type { ConsumeQueueStore, CqSyncPolicy } from "./consume_queue/consume_queue_store.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import type { IndexService } from "./index/index_service.ts";
 import type { PutSequencer } from "./put_sequencer.ts";

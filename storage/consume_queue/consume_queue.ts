@@ -15,14 +15,6 @@ const PAD_SIZE = 0x7fffffff; // Integer.MAX_VALUE in a padding unit
 /** Units kept in memory before a write (64 KiB of units). */
 const PENDING_UNITS_MAX = 3276;
 
-/** Which queues a periodic checkpoint syncs (ConsumeQueueStore.datasyncAll). */
-export interface CqSyncPolicy {
-  /** Sync a queue with at least this many new units since its last sync… */
-  leastUnits: number;
-  /** …or one skipped by this many checkpoints already (≤ 0: sync every queue). */
-  maxSkips: number;
-}
-
 export interface CqUnit {
   queueOffset: number;
   commitLogOffset: number;
@@ -44,10 +36,11 @@ export class ConsumeQueue {
   #pendingFirst = 0;
   #dirty = new Set<CqFile>();
   #newNames = false;
-  /** CommitLog offset of the first unit put since the last sync (Infinity: none). */
-  #unsyncedFrom = Infinity;
-  #unsyncedUnits = 0;
-  #skips = 0;
+  /** Since the last sync (ConsumeQueueStore.datasyncAll): the CommitLog offset of the
+   * first unit put (Infinity: none), units put, checkpoints that skipped this queue. */
+  unsyncedFrom = Infinity;
+  unsyncedUnits = 0;
+  skippedSyncs = 0;
   readonly dir: string;
 
   constructor(
@@ -133,8 +126,7 @@ export class ConsumeQueue {
     }
     if (this.#pending.length === 0) this.#pendingFirst = queueOffset;
     this.#pending.push(commitLogOffset, size, tagsCode);
-    if (this.#unsyncedFrom === Infinity) this.#unsyncedFrom = commitLogOffset;
-    this.#unsyncedUnits++;
+    this.unsyncedFrom = Math.min(this.unsyncedFrom, commitLogOffset), this.unsyncedUnits++;
     this.#maxOffset = queueOffset + 1;
     this.#maxPhysicOffset = commitLogOffset + size;
     if (this.#pending.length >= PENDING_UNITS_MAX * 3) this.#flushWrites();
@@ -192,33 +184,11 @@ export class ConsumeQueue {
   get needsSync(): boolean {
     return this.#pending.length > 0 || this.#dirty.size > 0 || this.#newNames;
   }
-
-  /**
-   * Whether a periodic checkpoint syncs this queue now; when not, it counts the skip and
-   * the checkpoint may record at most `unsyncedFrom` as durable. State not made by a put
-   * (zeroed or padded units: recovery, truncation) is always synced.
-   */
-  dueForSync(policy: CqSyncPolicy): boolean {
-    if (
-      this.#unsyncedFrom === Infinity || this.#unsyncedUnits >= policy.leastUnits ||
-      this.#skips >= policy.maxSkips
-    ) return true;
-    this.#skips++;
-    return false;
-  }
-
-  /** CommitLog offset of the first unit put since the last sync; Infinity when none. */
-  get unsyncedFrom(): number {
-    return this.#unsyncedFrom;
-  }
-
   /** Makes written units and new file names durable (checkpoint). */
   async datasync(): Promise<void> {
-    // Puts from here on are the next sync's (the checkpoint bounds them by the offset it
-    // read before syncing).
-    this.#unsyncedFrom = Infinity;
-    this.#unsyncedUnits = 0;
-    this.#skips = 0;
+    // Puts from here on are the next sync's (the checkpoint read its bound before).
+    this.unsyncedFrom = Infinity;
+    this.unsyncedUnits = this.skippedSyncs = 0;
     this.#flushWrites();
     const dirty = [...this.#dirty];
     this.#dirty.clear();

@@ -1,11 +1,30 @@
 // All ConsumeQueues of a store, under `root/consumequeue/<topic>/<queueId>/`.
 import type { FilePort } from "../file_port.ts";
 import { joinPath } from "../file_port.ts";
-import { ConsumeQueue, type CqSyncPolicy } from "./consume_queue.ts";
+import { ConsumeQueue } from "./consume_queue.ts";
 
 /** fdatasync calls in flight at once over the queues: they run on the runtime's I/O threads,
  * and the file system commits concurrent syncs together. */
 const SYNC_PARALLEL = 256;
+
+/** Which queues a periodic checkpoint syncs (datasyncAll). */
+export interface CqSyncPolicy {
+  /** A queue with at least this many new units since its last sync… */
+  leastUnits: number;
+  /** …or one skipped by this many checkpoints already (≤ 0: every queue). */
+  maxSkips: number;
+}
+
+/** Whether a periodic checkpoint syncs `cq` now; state not made by a put (zeroed or
+ * padded units: recovery, truncation) always is. When not, the skip is counted. */
+function dueForSync(cq: ConsumeQueue, policy: CqSyncPolicy): boolean {
+  if (
+    cq.unsyncedFrom === Infinity || cq.unsyncedUnits >= policy.leastUnits ||
+    cq.skippedSyncs >= policy.maxSkips
+  ) return true;
+  cq.skippedSyncs++;
+  return false;
+}
 
 export class ConsumeQueueStore {
   readonly #queues = new Map<string, Map<number, ConsumeQueue>>();
@@ -70,7 +89,7 @@ export class ConsumeQueueStore {
     const due: ConsumeQueue[] = [];
     for (const cq of this.all()) {
       if (!cq.needsSync) continue;
-      if (!policy || cq.dueForSync(policy)) due.push(cq);
+      if (!policy || dueForSync(cq, policy)) due.push(cq);
       else durableBelow = Math.min(durableBelow, cq.unsyncedFrom);
     }
     let next = 0;
