@@ -36,8 +36,7 @@ export class ConsumeQueue {
   #pendingFirst = 0;
   #dirty = new Set<CqFile>();
   #newNames = false;
-  /** Since the last sync (ConsumeQueueStore.datasyncAll): the CommitLog offset of the
-   * first unit put (Infinity: none), units put, checkpoints that skipped this queue. */
+  /** Since the last sync: first unit's CommitLog offset, units, skips (datasyncAll). */
   unsyncedFrom = Infinity;
   unsyncedUnits = 0;
   skippedSyncs = 0;
@@ -126,7 +125,7 @@ export class ConsumeQueue {
     }
     if (this.#pending.length === 0) this.#pendingFirst = queueOffset;
     this.#pending.push(commitLogOffset, size, tagsCode);
-    this.unsyncedFrom = Math.min(this.unsyncedFrom, commitLogOffset), this.unsyncedUnits++;
+    if (this.unsyncedUnits++ === 0) this.unsyncedFrom = commitLogOffset;
     this.#maxOffset = queueOffset + 1;
     this.#maxPhysicOffset = commitLogOffset + size;
     if (this.#pending.length >= PENDING_UNITS_MAX * 3) this.#flushWrites();
