@@ -8,6 +8,8 @@
 //   cold_start_ms            spawn -> first 201 of a produce, empty data dir (median of --runs)
 //   listening_ms             spawn -> the broker's "listening" line (same runs)
 //   idle_rss_mib             the broker's RSS 2 s after that one produce (median of the runs)
+//   cold_start_cpu_ms        CPU time (user + system) the broker used up to that first 201:
+//                            less moved by other processes on a shared machine than the time
 //   functions_cold_start_ms  the split-mode functions process (functions/main.ts, what an
 //                            edge platform cold-starts): spawn -> first answered request (a
 //                            produce forwarded to a broker found in the KV route table; the
@@ -129,6 +131,13 @@ async function produce(url: string, topic: string): Promise<number> {
   return res.status;
 }
 
+/** CPU time (user + system) `pid` has used so far, from /proc (10 ms ticks). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14, 15)
+}
+
 function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
@@ -154,22 +163,29 @@ async function coldStarts(script: string) {
   const cold: number[] = [];
   const listening: number[] = [];
   const rss: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < runs; i++) {
     const b = await start(script, { DATA_DIR: newDir("cold") });
     const status = await produce(b.url, "first");
     if (status !== 201) throw new Error(`first produce answered ${status}`);
     cold.push(performance.now() - b.spawnedAt);
+    cpu.push(cpuMs(b.pid));
     listening.push(b.listeningAt - b.spawnedAt);
     await sleep(2000);
     rss.push(rssMiB(b.pid));
     await b.stop();
     say(
-      `  ${script} run ${i + 1}: first 201 at ${cold.at(-1)!.toFixed(0)} ms, RSS ${
-        rss.at(-1)!.toFixed(1)
-      } MiB`,
+      `  ${script} run ${i + 1}: first 201 at ${cold.at(-1)!.toFixed(0)} ms (CPU ${
+        cpu.at(-1)
+      } ms), RSS ${rss.at(-1)!.toFixed(1)} MiB`,
     );
   }
-  return { cold: median(cold), listening: median(listening), rss: median(rss) };
+  return {
+    cold: median(cold),
+    listening: median(listening),
+    rss: median(rss),
+    cpu: median(cpu),
+  };
 }
 
 /** The split-mode functions process: spawn -> first answered produce, `runs` times. */
@@ -291,7 +307,7 @@ say(
 );
 try {
   const skip = (phase: string) => only !== "" && only !== phase;
-  const none = { cold: NaN, listening: NaN, rss: NaN };
+  const none = { cold: NaN, listening: NaN, rss: NaN, cpu: NaN };
   if (bundled && (!skip("cold") || !skip("functions"))) await buildBundle();
   say("[1] cold start and idle RSS (and a bare Hono server's, the floor)…");
   const floor = skip("cold") ? none : await coldStarts("bench/http/hello_server.ts");
@@ -309,14 +325,17 @@ try {
     runtime_version: runtime.version,
     cold_start_ms: round(c.cold),
     listening_ms: round(c.listening),
+    cold_start_cpu_ms: round(c.cpu),
     idle_rss_mib: round(c.rss),
     functions_cold_start_ms: round(f),
     cold_start_bundled_ms: round(cb.cold),
     listening_bundled_ms: round(cb.listening),
+    cold_start_bundled_cpu_ms: round(cb.cpu),
     idle_rss_bundled_mib: round(cb.rss),
     functions_cold_start_bundled_ms: round(fb),
     floor_cold_start_ms: round(floor.cold),
     floor_idle_rss_mib: round(floor.rss),
+    floor_cold_start_cpu_ms: round(floor.cpu),
     produce_1_topic_per_s: round(t.one),
     produce_many_topics_per_s: round(t.all),
     topics: topicCount,
