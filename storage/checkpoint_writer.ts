@@ -23,6 +23,8 @@ export class CheckpointWriter {
   #running: Promise<void> | undefined;
   /** Whether the one running syncs every ConsumeQueue. */
   #runningAll = false;
+  /** Where dispatch was at the last checkpoint: none since, and a partial one is full. */
+  #lastDispatched = -1;
 
   constructor(private readonly parts: CheckpointParts) {}
 
@@ -72,6 +74,10 @@ export class CheckpointWriter {
     const { groupCommit, consumeQueues, index, dispatcher, sequencer } = this.parts;
     const dispatched = dispatcher.dispatchedOffset;
     const logicsTs = dispatcher.lastLogicsTimestamp;
+    // Nothing dispatched since the last one: an idle moment syncs the queues skipped so far,
+    // so a stop after it has little left to sync (with 1,000 topics, 8,000 queues).
+    if (dispatched === this.#lastDispatched) cqSync = undefined;
+    this.#lastDispatched = dispatched;
     const cqDurableBelow = await consumeQueues.datasyncAll(cqSync);
     await index.flush();
     const flushed = groupCommit.flushedOffset;

@@ -323,3 +323,22 @@ Deno.test("MessageStore.getMessage() pages through interleaved queues across seg
   assert.equal(again.nextBeginOffset, 3);
   await store.close();
 });
+
+Deno.test("a periodic checkpoint skips sparse ConsumeQueues, then syncs them all once idle", async () => {
+  const disk = new SimDisk();
+  const store = newStore(disk);
+  await store.open();
+  const core = storeCore(store);
+  const policy = { leastUnits: 1000, maxSkips: 100 };
+  await core.checkpoints.run(policy); // the first one finds dispatch has moved since -1
+  await store.putMessage(testMessage("A", 0, enc.encode("a")));
+  await store.putMessage(testMessage("B", 0, enc.encode("b")));
+  await core.checkpoints.run(policy);
+  assert.equal(core.consumeQueues.find("A", 0)!.needsSync, true, "skipped: 1 unit < 1000");
+  const checkpoint = core.checkpoints.file!.read()!;
+  assert.ok(checkpoint.dispatchSafeOffset <= core.consumeQueues.find("A", 0)!.unsyncedFrom);
+  await core.checkpoints.run(policy); // nothing dispatched since: idle, so every queue
+  assert.equal(core.consumeQueues.find("A", 0)!.needsSync, false);
+  assert.equal(core.consumeQueues.find("B", 0)!.needsSync, false);
+  await store.close();
+});

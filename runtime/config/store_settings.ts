@@ -93,10 +93,10 @@ export const STORE_SETTINGS = [
   }),
   intSetting("store.flushConsumeQueueThoroughInterval", "MQ_CQ_FLUSH_THOROUGH_INTERVAL_MS", {
     unit: "ms",
-    default: 60_000,
+    default: 10_000,
     min: 0,
     doc:
-      "The longest a ConsumeQueue's new units wait for their fdatasync: the most CommitLog time a crash recovery re-dispatches. 0 syncs every queue at every checkpoint.",
+      "The longest a ConsumeQueue's new units wait for their fdatasync: the most CommitLog time a crash recovery re-dispatches (RocketMQ's default is 60,000). 0 syncs every queue at every checkpoint.",
     rocketmq: "flushConsumeQueueThoroughInterval",
   }),
   intSetting("store.maxHashSlotNum", "MQ_INDEX_HASH_SLOTS", {
