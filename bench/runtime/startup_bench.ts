@@ -82,7 +82,15 @@ function start(
   ];
   const spawnedAt = performance.now();
   const child = spawn(tool ? "deno" : process.execPath, argv, {
-    env: { ...process.env, PORT: "0", MQ_LOG_LEVEL: "error", ...env },
+    // Every port ephemeral (remoting's default 9876/10911 too): the machine may be shared.
+    env: {
+      ...process.env,
+      PORT: "0",
+      MQ_NAMESRV_PORT: "0",
+      MQ_REMOTING_PORT: "0",
+      MQ_LOG_LEVEL: "error",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   // The exit code, or 128 + signal number as a shell reports a signalled exit.
