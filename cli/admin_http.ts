@@ -6,7 +6,12 @@ import type { ClusterView, GroupProgress, TopicStats } from "../runtime/protocol
 import type { GroupView } from "../runtime/protocol/types.ts";
 
 export class AdminHttp {
-  constructor(readonly baseUrl: string, readonly token?: string) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly token?: string,
+    /** The global fetch unless given (the functions' broker link passes its own). */
+    readonly fetchFn: typeof fetch = (input, init) => fetch(input, init),
+  ) {}
 
   async listGroups(): Promise<GroupView[]> {
     return (await this.get<{ groups: GroupView[] }>("/v1/groups")).groups;
@@ -24,7 +29,7 @@ export class AdminHttp {
   async get<T>(path: string): Promise<T> {
     let res: Response;
     try {
-      res = await fetch(this.baseUrl + path, {
+      res = await this.fetchFn(this.baseUrl + path, {
         headers: this.token ? { authorization: `Bearer ${this.token}` } : {},
       });
     } catch (err) {

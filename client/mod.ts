@@ -13,6 +13,7 @@ import {
 } from "./consumer.ts";
 import type {
   AckResult,
+  AssignmentOptions,
   AssignmentView,
   BatchItemResult,
   CronScheduleInput,
@@ -37,6 +38,7 @@ import type {
   SubscriptionInput,
   SubscriptionView,
   TopicConfig,
+  TopicRouteView,
   TopicUpsert,
   WireMessage,
 } from "./types.ts";
@@ -162,6 +164,23 @@ export class MqClient {
   async deleteTopic(name: string): Promise<void> {
     await this.#http.request("DELETE", `/v1/topics/${enc_(name)}`);
   }
+  /** The topic's broker groups and queues (global ids: slot × 1024 + the group's own). */
+  topicRoute(topic: string): Promise<TopicRouteView> {
+    return this.#http.request("GET", `/v1/topics/${enc_(topic)}/route`);
+  }
+  addTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView> {
+    return this.#http.request("POST", `/v1/topics/${enc_(topic)}/route/groups`, {
+      json: { brokerGroup },
+    });
+  }
+  drainTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView> {
+    const path = `/v1/topics/${enc_(topic)}/route/groups/${enc_(brokerGroup)}/drain`;
+    return this.#http.request("POST", path);
+  }
+  removeTopicGroup(t: string, g: string, o: { force?: boolean } = {}): Promise<TopicRouteView> {
+    const q = o.force ? "?force=true" : "";
+    return this.#http.request("DELETE", `/v1/topics/${enc_(t)}/route/groups/${enc_(g)}${q}`);
+  }
   upsertGroup(group: string, settings: GroupSettings = {}): Promise<GroupView> {
     return this.#http.request("PUT", `/v1/groups/${enc_(group)}`, { json: settings });
   }
@@ -174,10 +193,16 @@ export class MqClient {
   unregister(group: string, clientId: string): Promise<MembersView> {
     return this.#http.request("DELETE", `/v1/groups/${enc_(group)}/members/${enc_(clientId)}`);
   }
-  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView> {
+  assignment(
+    group: string,
+    clientId: string,
+    topic: string,
+    options: AssignmentOptions = {},
+  ): Promise<AssignmentView> {
+    const ids = options.queueIds === undefined ? "" : `&queueIds=${options.queueIds.join(",")}`;
     return this.#http.request(
       "GET",
-      `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${enc_(topic)}`,
+      `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${enc_(topic)}${ids}`,
     );
   }
   async lockQueues(

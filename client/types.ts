@@ -99,10 +99,34 @@ export interface TopicConfig {
 }
 
 export interface TopicUpsert {
+  /** Per broker group. */
   readQueueNums?: number;
   writeQueueNums?: number;
   perm?: Perm;
   order?: boolean;
+  /** Cluster router: the broker groups the topic spans (default: every live group). */
+  brokerGroups?: string[];
+  /** Cluster router: spread a new topic over this many groups. */
+  brokerGroupCount?: number;
+}
+
+/** GET /v1/topics/{topic}/route: global queue id = slot × 1024 + the group's own id. */
+export interface TopicRouteView {
+  topic: string;
+  brokerGroups: {
+    name: string;
+    url: string;
+    epoch: number;
+    state: "active" | "draining";
+    slot: number;
+  }[];
+  queues: {
+    queueId: number;
+    brokerGroup: string;
+    localQueueId: number;
+    readable: boolean;
+    writable: boolean;
+  }[];
 }
 
 export interface QueueOffsetInfo {
@@ -314,6 +338,11 @@ export interface AssignmentView {
   topic: string;
   generation: number;
   queueIds: number[];
+}
+
+/** Allocate over these queue ids (a topic's global ids across broker groups). */
+export interface AssignmentOptions {
+  queueIds?: number[];
 }
 
 export interface HeartbeatRequest {

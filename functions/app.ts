@@ -37,6 +37,7 @@ import { scheduledRoutes } from "./routes/scheduled.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { topicRoutes } from "./routes/topics.ts";
+import { topicRouteRoutes } from "./routes/topic_route.ts";
 import { transactionRoutes } from "./routes/transactions.ts";
 import { qstashApp } from "./qstash/app.ts";
 import { qstashPerRequest } from "./qstash/source.ts";
@@ -152,6 +153,7 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
   app.route("/", pullRoutes(deps));
   app.route("/", lookupRoutes(deps));
   app.route("/", topicRoutes(deps));
+  app.route("/", topicRouteRoutes(deps));
   app.route("/", groupRoutes(deps));
   app.route("/", membershipRoutes(deps));
   app.route("/", dlqRoutes(deps));

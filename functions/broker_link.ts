@@ -1,6 +1,6 @@
 // How a functions process without a broker of its own (split mode, Deno Deploy) reaches one
-// over HTTP: the SDK client, plus the operations views (cli/admin_http.ts, until the SDK
-// carries them), the transaction calls (client/transactions.ts) and the QStash calls
+// over HTTP or HTTPS: the SDK client, plus the operations views (cli/admin_http.ts, until the
+// SDK carries them), the transaction calls (client/transactions.ts) and the QStash calls
 // (/v1/qstash). Shared by the two entry files, which pick it like they pick the platform.
 // Refusals come back as the broker's own BrokerError class: the resolver fails over to
 // another broker itself (so no SDK retries), and the app renders that class.
@@ -9,13 +9,15 @@ import { TransactionClient, withTransactions } from "../client/transactions.ts";
 import { AdminHttp } from "../cli/admin_http.ts";
 import { remoteQstash } from "./qstash/remote.ts";
 import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
+import { BROKER_CA_FILE } from "../runtime/protocol/limits.ts";
+import { ConfigError } from "../runtime/protocol/setting.ts";
+import { readFileSync } from "node:fs";
 
 const asBrokerError = (e: { toProblem(): ProblemJson; status: number }) =>
   BrokerError.fromProblem(e.toProblem(), e.status);
 
 /** The operations views (OpsApi) over the broker's own routes, on `client`. */
-function withOps(client: MqClient, baseUrl: string, token: string | undefined) {
-  const ops = new AdminHttp(baseUrl, token);
+function withOps(client: MqClient, ops: AdminHttp) {
   const mapped = <T>(p: Promise<T>) =>
     p.catch((e) => {
       throw e instanceof SdkError ? asBrokerError(e) : e;
@@ -28,14 +30,74 @@ function withOps(client: MqClient, baseUrl: string, token: string | undefined) {
   });
 }
 
+export interface BrokerLinkOptions {
+  /** The fetch every call goes through: the platform's fetchTrusting(ca) when
+   * MQ_BROKER_CA_FILE is set; the global fetch by default. */
+  fetch?: typeof fetch;
+}
+
 /** `connect` for KvRouteResolver and `qstash` for createApp, presenting `token` (an admin
  * key on the brokers). */
-export function brokerLink(token: string | undefined) {
+export function brokerLink(token: string | undefined, link: BrokerLinkOptions = {}) {
+  const fetch = explainTls(link.fetch ?? ((input, init) => globalThis.fetch(input, init)));
   return remoteQstash((baseUrl) => {
-    const options = { baseUrl, token, retries: 0, mapError: asBrokerError };
+    const options = { baseUrl, token, retries: 0, mapError: asBrokerError, fetch };
     return withTransactions(
-      withOps(new MqClient(options), baseUrl, token),
+      withOps(new MqClient(options), new AdminHttp(baseUrl, token, fetch)),
       new TransactionClient(options),
     );
-  }, { token });
+  }, { token, fetch });
+}
+
+/** The PEM text of MQ_BROKER_CA_FILE, or undefined when it is unset; a file that cannot be
+ * read or holds no certificate is a ConfigError naming the setting. */
+export function readBrokerCa(path: string): string | undefined {
+  if (path === "") return undefined;
+  let pem: string;
+  try {
+    pem = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(
+      `${BROKER_CA_FILE.env}: cannot read ${path}: ${err}`,
+      BROKER_CA_FILE.name,
+    );
+  }
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new ConfigError(
+      `${BROKER_CA_FILE.env}: ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+      BROKER_CA_FILE.name,
+    );
+  }
+  return pem;
+}
+
+/** Names of the runtimes' certificate-verification failures (Deno: rustls's "invalid peer
+ * certificate: UnknownIssuer"; Bun: BoringSSL's codes such as SELF_SIGNED_CERT_IN_CHAIN). */
+const TLS_REFUSAL = /certificate|CERT_|UNABLE_TO_VERIFY|UnknownIssuer|SSL|TLS|handshake/i;
+
+/** A fetch whose TLS refusals say what to do: trust the broker's CA, never skip the check. */
+function explainTls(inner: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    try {
+      return await inner(input, init);
+    } catch (err) {
+      const text = describe(err);
+      if (!TLS_REFUSAL.test(text)) throw err;
+      throw new TypeError(
+        `TLS to the broker failed (${text}): its certificate is not trusted here; set ${BROKER_CA_FILE.env} to the PEM bundle of the CA that issued it`,
+        { cause: err },
+      );
+    }
+  };
+}
+
+/** The error's message with its causes' (Deno nests the TLS reason in `cause`). */
+function describe(err: unknown): string {
+  const parts: string[] = [];
+  for (let e = err, depth = 0; e !== undefined && depth < 4; depth++) {
+    const { message, code, cause } = e as { message?: string; code?: string; cause?: unknown };
+    parts.push([code, message ?? String(e)].filter(Boolean).join(" "));
+    e = cause;
+  }
+  return parts.join(": ");
 }

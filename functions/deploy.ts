@@ -1,44 +1,62 @@
-// Entry for Deno Deploy (`deno deploy`): the stateless functions only. Deploy has no
-// durable file system and stops instances at any time, so the broker runs elsewhere and
-// registers itself in the same KV database this app opens with `Deno.openKv()` (attach
-// the production KV database to the app; brokers outside Deploy reach it by its KV Connect
-// URL and an access token). Settings come from the app's environment variables:
-//   MQ_API_KEYS      JSON list of API keys (required on Deploy: an open API is refused)
-//   MQ_BROKER_TOKEN  the API key this app presents to brokers (an admin key there)
+// Entry for the edge functions: Deno Deploy (`deno deploy`), or an edge host running Bun
+// (`bun run functions/deploy.ts`) or Deno. The stateless functions only: edge hosts have no
+// durable file system and stop instances at any time, so the broker runs elsewhere and
+// registers itself in a KV database this app reads. On Deno Deploy that is the app's own
+// (`Deno.openKv()` with MQ_KV unset: attach the production KV database to the app; brokers
+// outside Deploy reach it by its KV Connect URL and an access token); elsewhere MQ_KV names
+// it. Unlike functions/main.ts: no gRPC port and no connection guard (the edge host fronts
+// connections). Settings come from the app's environment variables:
+//   MQ_API_KEYS          JSON list of API keys (required: an open API is refused)
+//   MQ_BROKER_TOKEN      the API key this app presents to brokers (an admin key there)
+//   MQ_KV                KV Connect URL or etcd://… (required off Deno Deploy), with
+//   DENO_KV_ACCESS_TOKEN its access token
+//   MQ_BROKER_CA_FILE    CA bundle for brokers serving TLS with a private CA
+//   HOST, PORT           where to listen (0.0.0.0:8000; Deploy picks the address itself)
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { brokerLink } from "./broker_link.ts";
+import { brokerLink, readBrokerCa } from "./broker_link.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
-import { denoPlatform } from "../runtime/platform/deno.ts";
+import { pickPlatform } from "../runtime/platform/pick.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 
-/** Deno.serve's defaults; Deploy picks the address itself. */
-const HOSTNAME = "0.0.0.0";
+/** Deno.serve's defaults. */
+const HOSTNAME_DEFAULT = "0.0.0.0";
 const PORT_DEFAULT = "8000";
 
-// Deploy runs Deno only, so this entry needs no pick.
-const platform = denoPlatform();
+const platform = await pickPlatform();
 const nowMs = platform.clock.wallMs;
-const env = (name: string, fallback = "") => process.env[name] ?? fallback;
+const env = (name: string, fallback = "") => process.env[name] || fallback;
 
-const kv = await platform.openKv();
+// Only Deno has a KV of its own to open without a URL (Deploy's); the token is read from
+// DENO_KV_ACCESS_TOKEN by Deno itself, and passed on Bun.
+const kvUrl = env("MQ_KV");
+if (!kvUrl && platform.name !== "deno") {
+  throw new Error("Set MQ_KV to the KV Connect URL (or etcd://) the brokers register in");
+}
+const kv = await platform.openKv(kvUrl || undefined, {
+  accessToken: env("DENO_KV_ACCESS_TOKEN") || undefined,
+});
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
 if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
-  throw new Error("Set MQ_API_KEYS: the functions refuse to run open on Deploy");
+  throw new Error("Set MQ_API_KEYS: the edge functions refuse to run open");
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.
-const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigins } =
+const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigins, brokerCaFile } =
   functionsSettingsFromEnv(process.env);
+const brokerCa = readBrokerCa(brokerCaFile);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 // The SDK client with the operations, transaction and QStash calls (so /v2 is served here too).
-const brokers = brokerLink(env("MQ_BROKER_TOKEN") || undefined);
+const brokers = brokerLink(
+  env("MQ_BROKER_TOKEN") || undefined,
+  brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {},
+);
 const app = await createApp({
   broker: new KvRouteResolver(
     {
-      brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address),
+      brokers: () => readRoutes(kv, nowMs(), routeExpiryMs),
     },
     {
       connect: brokers.connect,
@@ -52,8 +70,14 @@ const app = await createApp({
   log,
   qstash: brokers.qstash,
 });
-await platform.serve({
-  hostname: HOSTNAME,
+const hostname = env("HOST", HOSTNAME_DEFAULT);
+const server = await platform.serve({
+  hostname,
   port: Number(env("PORT", PORT_DEFAULT)),
   maxRequestBodyBytes: requestBodyBytesBackstop,
 }, app.fetch);
+console.log(JSON.stringify({
+  event: "listening",
+  url: `http://${hostname}:${server.port}`,
+  runtime: platform.name,
+}));

@@ -9,7 +9,7 @@ import process from "node:process";
 import { createApp } from "./app.ts";
 import { instrumentFetch, processLines } from "./http_metrics.ts";
 import { KvRouteResolver } from "./resolver.ts";
-import { brokerLink } from "./broker_link.ts";
+import { brokerLink, readBrokerCa } from "./broker_link.ts";
 import { readRoutes } from "../runtime/protocol/routes.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
@@ -38,10 +38,11 @@ if (!kvUrl) {
 }
 // The limits and route timings: the broker's rows (runtime/protocol/limits.ts), so unset
 // variables mean the brokers' own defaults.
-let settings, grpcSettings;
+let settings, grpcSettings, brokerCa;
 try {
   settings = functionsSettingsFromEnv(process.env);
   grpcSettings = grpcSettingsFromEnv(process.env);
+  brokerCa = readBrokerCa(settings.brokerCaFile);
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
   process.stderr.write(`config error: ${err.message}\n`);
@@ -53,9 +54,13 @@ const grpcModule = grpcSettings.grpcEnabled ? import("./grpc/server.ts") : undef
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
 // The SDK client with the operations, transaction and QStash calls (so /v2 is served here too).
-const brokers = brokerLink(brokerToken);
+// Brokers serving TLS with a private CA: trusted through MQ_BROKER_CA_FILE (docs/operations.md).
+const brokers = brokerLink(
+  brokerToken,
+  brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {},
+);
 const resolver = new KvRouteResolver(
-  { brokers: async () => (await readRoutes(kv, nowMs(), routeExpiryMs)).map((r) => r.address) },
+  { brokers: () => readRoutes(kv, nowMs(), routeExpiryMs) },
   { connect: brokers.connect, cacheMs: routeCacheMs, nowMs },
 );
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));

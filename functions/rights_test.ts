@@ -56,6 +56,10 @@ const ROWS: Row[] = [
   row("GET /v1/topics/{topic}", "see"),
   withBody("PUT /v1/topics/{topic}", "admin", () => ({})),
   row("DELETE /v1/topics/{topic}", "admin"),
+  row("GET /v1/topics/{topic}/route", "see"),
+  withBody("POST /v1/topics/{topic}/route/groups", "admin", () => ({ brokerGroup: "b" })),
+  row("POST /v1/topics/{topic}/route/groups/{group}/drain", "admin"),
+  row("DELETE /v1/topics/{topic}/route/groups/{group}", "admin"),
   withBody("PUT /v1/groups/{group}", "subscribe", () => ({})),
   row("GET /v1/groups/{group}", "subscribe"),
   withBody("POST /v1/groups/{group}/heartbeat", "subscribe", (t) => ({

@@ -36,6 +36,7 @@ import { RecordsApi } from "./core/records_api.ts";
 import { QstashDeadLetters } from "./core/qstash_dlq.ts";
 import { qstashApi } from "./core/qstash_api.ts";
 import { storeHostOf } from "./core/store_host.ts";
+import { singleGroupRoutes, singleGroupUpsert } from "./core/single_group_route.ts";
 
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
@@ -197,9 +198,9 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       getOffset: (g, t, q) => consumerOffsets.getOffset(g, t, q),
       heartbeat: (g, data) => members.heartbeat(g, data),
       unregister: (g, c) => members.unregister(g, c),
-      assignment: (g, c, t) => members.assignment(g, c, t),
+      assignment: (g, c, t, o) => members.assignment(g, c, t, o),
       lockQueues: (g, c, t, qs, unlock) => members.lockQueues(g, c, t, qs, unlock),
-      upsertTopic: (n, u) => topics.upsert(n, u),
+      upsertTopic: async (n, u) => await topics.upsert(n, singleGroupUpsert(config.brokerName, u)),
       getTopic: (n) => topics.get(n),
       listTopics: () => topics.list(),
       deleteTopic: (n) => topics.delete(n),
@@ -224,6 +225,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       getMessageById: (id, t) => lookup.getMessageById(id, t),
       findMessages: (t, q) => lookup.findMessages(t, q),
       health: () => this.#observability.health(),
+      ...singleGroupRoutes(config.brokerName, (t) => topics.get(t)),
     };
     const views = this.#views = new OpsViews({
       store,
@@ -260,6 +262,11 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       config.consumerExpiryScanIntervalMs,
     );
     (this.#expireTimer as { unref?: () => void }).unref?.();
+  }
+
+  /** The first 20 hex characters of the message ids this broker makes. */
+  get idPrefix(): string {
+    return this.#parts.idPrefix;
   }
 
   get topicNames(): string[] {

@@ -48,3 +48,25 @@ Deno.test("config: segments are zero-filled under SYNC_FLUSH only, unless set", 
   assert.equal(fill({ MQ_FLUSH_DISK_TYPE: "SYNC_FLUSH", MQ_SEGMENT_ZERO_FILL: "false" }), false);
   assert.equal(fill({ MQ_SEGMENT_ZERO_FILL: "true" }), true);
 });
+
+Deno.test("config: a TLS certificate needs its key, and the other way round", () => {
+  const ok = loadBrokerConfig({}, {
+    MQ_HTTP_TLS_CERT_FILE: "/etc/mq/broker.pem",
+    MQ_HTTP_TLS_KEY_FILE: "/etc/mq/broker.key",
+  }, []);
+  assert.equal(ok.httpTlsCertFile, "/etc/mq/broker.pem");
+  for (
+    const [env, missing] of [
+      [{ MQ_HTTP_TLS_CERT_FILE: "/etc/mq/broker.pem" }, "httpTlsKeyFile"],
+      [{ MQ_HTTP_TLS_KEY_FILE: "/etc/mq/broker.key" }, "httpTlsCertFile"],
+      [{ MQ_GRPC_TLS_CERT_FILE: "/etc/mq/grpc.pem" }, "grpcTlsKeyFile"],
+    ] as const
+  ) {
+    assert.throws(() => loadBrokerConfig({}, env, []), (err: Error) => {
+      assert.ok(err instanceof ConfigError, String(err));
+      assert.equal(err.setting, missing);
+      assert.match(err.message, new RegExp(`needs ${missing} too`));
+      return true;
+    });
+  }
+});

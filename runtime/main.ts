@@ -4,7 +4,7 @@
 // on stdout once listening:
 //   {"event":"listening","url":"http://127.0.0.1:8080","grpc":"127.0.0.1:8081","pid":123,
 //    "runtime":"deno","namesrv":"127.0.0.1:9876","remoting":"127.0.0.1:10911"}
-//   (grpc, namesrv and remoting when they are on)
+//   (grpc, namesrv and remoting when they are on; an https:// url with httpTlsCertFile)
 import process from "node:process";
 import { readFileSync, statfsSync } from "node:fs";
 import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
@@ -15,7 +15,7 @@ import { createApp } from "../functions/app.ts";
 import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
 import type { RemotingFront } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
-import { startRouteRegistration } from "./route_registry.ts";
+import { httpUrlOf, startRouteRegistration } from "./route_registry.ts";
 import type { HaNode } from "./ha/node.ts";
 import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
 import { storeHostOf } from "./core/store_host.ts";
@@ -56,6 +56,20 @@ async function main() {
       process.exit(2);
     }
     throw err;
+  }
+  // HTTPS: the certificate this broker serves, and the CA a slave trusts its master by.
+  let httpTls, brokerCa;
+  try {
+    httpTls = config.httpTlsCertFile
+      ? {
+        cert: readFileSync(config.httpTlsCertFile, "utf8"),
+        key: readFileSync(config.httpTlsKeyFile, "utf8"),
+      }
+      : undefined;
+    brokerCa = config.brokerCaFile ? readFileSync(config.brokerCaFile, "utf8") : undefined;
+  } catch (err) {
+    process.stderr.write(`config error: httpTlsCertFile, httpTlsKeyFile or brokerCaFile: ${err}\n`);
+    process.exit(2);
   }
   // Front ends and the HA node are loaded only when on, and start loading now, so their
   // modules (gRPC's grpc-js, node:http2, node:zlib) load while the rest opens (cold start,
@@ -154,6 +168,7 @@ async function main() {
     // A backstop only: functions/body.ts enforces the real limits with typed errors, which
     // Bun's own early 413 would pre-empt.
     maxRequestBodyBytes: config.requestBodyBytesBackstop,
+    tls: httpTls,
   }, http.fetch);
   // The RocketMQ 5 gRPC front end (docs/grpc.md) over the same broker.
   const grpc: GrpcServer | undefined = grpcModule
@@ -177,7 +192,8 @@ async function main() {
   if (standalone) {
     readiness.recovering();
     process.stdout.write(
-      JSON.stringify({ event: "recovering", url: `http://${address}`, pid: process.pid }) + "\n",
+      JSON.stringify({ event: "recovering", url: httpUrlOf(config, address), pid: process.pid }) +
+        "\n",
     );
     broker = await Broker.open({ ...deps, onRecoveryProgress: (p) => readiness.progress(p) });
   }
@@ -248,6 +264,7 @@ async function main() {
       httpAddress: address,
       haAddress: { host: config.haAdvertisedHost, port: haPort },
       remotingAddress: remoting?.brokerAddress,
+      brokerFetch: brokerCa ? platform.fetchTrusting(brokerCa) : undefined,
     });
     await node.start();
   }
@@ -271,7 +288,7 @@ async function main() {
   process.stdout.write(
     JSON.stringify({
       event: "listening",
-      url: `http://${address}`,
+      url: httpUrlOf(config, address),
       ...(grpc ? { grpc: `${config.host}:${grpc.port}` } : {}),
       pid: process.pid,
       runtime: platform.name,

@@ -31,6 +31,12 @@ export class MessageIdGenerator {
     this.#counter = Math.floor(options.random() * 65536);
   }
 
+  /** The fixed head of every id (IP, PID, random): 20 hex characters. It says which
+   * process made a message (the cluster router's find-by-id asks that group first). */
+  get prefix(): string {
+    return String.fromCharCode.apply(null, this.#codes.slice(0, TIME_AT));
+  }
+
   next(): string {
     const now = this.#nowMs();
     if (now >= this.#nextMonth || now < this.#monthStart) {

@@ -12,6 +12,7 @@ Deno.test("MessageIdGenerator.next() writes IP, PID, random, month ms and counte
     random: () => 0.5, // int 0x80000000; counter starts at 0x8000
   });
   assert.equal(ids.next(), "0A01C807" + "11EB" + "80000000" + "01020304" + "8001");
+  assert.equal(ids.prefix, "0A01C807" + "11EB" + "80000000", "the fixed head, 20 characters");
   now = new Date(2026, 1, 1).getTime() + 0xff; // next month: ms counted from its start
   assert.equal(ids.next(), "0A01C807" + "11EB" + "80000000" + "000000FF" + "8002");
 });

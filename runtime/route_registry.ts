@@ -1,5 +1,6 @@
 // The route table in Deno KV (RocketMQ's NameServer role, reference/rocketmq.md §14):
-// each broker writes its broker group, address and topics under
+// each broker writes its broker group, address (and its https:// URL when it serves TLS)
+// and topics under
 // ["mq", "routes", cluster, brokerName] now and every routeHeartbeatMs (30 s); readers
 // ignore, and sweep, entries unseen for routeExpiryMs (120 s). Values are our own bytes
 // (UTF-8 JSON in a Uint8Array), so Deno and Bun read each other's entries. A graceful
@@ -9,6 +10,14 @@ import type { Logger } from "./log.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { KvOpenOptions, KvPort } from "./platform/kv_port.ts";
 import { encodeRoute, type RouteEntry, ROUTES_PREFIX } from "./protocol/routes.ts";
+
+/** The HTTP API's base URL at `address`: https:// when the broker serves TLS. */
+export function httpUrlOf(
+  config: Pick<BrokerConfig, "httpTlsCertFile">,
+  address: string,
+): string {
+  return `${config.httpTlsCertFile ? "https" : "http"}://${address}`;
+}
 
 export interface RouteRegistration {
   /** Ends the heartbeat; removes the entry unless `remove` is false (a replicated group's
@@ -21,7 +30,7 @@ export async function startRouteRegistration(options: {
   address: string;
   /** The remoting port's host:port, when remoting is on. */
   remotingAddress?: string;
-  broker: { topicConfigs(): TopicConfig[] };
+  broker: { topicConfigs(): TopicConfig[]; readonly idPrefix?: string };
   log: Logger;
   nowMs: () => number;
   /** The platform's. */
@@ -40,7 +49,10 @@ export async function startRouteRegistration(options: {
       cluster: config.brokerClusterName,
       brokerName: config.brokerName,
       address: options.address,
+      // Readers take it through brokerUrl(); a plain-HTTP entry stays as it was.
+      ...(config.httpTlsCertFile && { url: httpUrlOf(config, options.address) }),
       ...(options.remotingAddress && { remotingAddress: options.remotingAddress }),
+      ...(options.broker.idPrefix && { idPrefix: options.broker.idPrefix }),
       epoch: options.epoch ?? 0,
       topics: options.broker.topicConfigs().map((
         { name, readQueueNums, writeQueueNums, perm },

@@ -32,6 +32,13 @@ for (const runtime of RUNTIMES) {
       await ok(runtime, url, "topics", "create", "Orders", "--queues", "2"),
       /created Orders: 2\/2/,
     );
+    assert.match(
+      await ok(runtime, url, "topics", "route", "Orders"),
+      /topic Orders: 2 queues over 1 groups\n {2}broker-a {2}slot 0 {2}active {2}epoch 0 {2}queues 0-1/,
+    );
+    const refused = await cli(runtime, url, "topics", "add-group", "Orders", "broker-b");
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.err, /cluster router/);
     const sent = [];
     for (let i = 0; i < 3; i++) {
       sent.push(

@@ -21,6 +21,18 @@ for (const runtime of RUNTIMES) {
       ["c-1", "c-2", "c-3"].map((id) => mq.assignment("billing", id, "Orders")),
     );
     assert.deepEqual(assigned.map((a) => a.queueIds), [[0, 1, 2], [3, 4, 5], [6, 7]]);
+    // An explicit list (the cluster router's global ids across broker groups).
+    const global = await Promise.all(
+      ["c-1", "c-2", "c-3"].map((id) =>
+        mq.assignment("billing", id, "Orders", { queueIds: [2048, 0, 1024] })
+      ),
+    );
+    assert.deepEqual(global.map((a) => a.queueIds), [[0], [1024], [2048]]);
+    const bad = await fetch(
+      `${b.url}/v1/groups/billing/assignment?topic=Orders&clientId=c-1&queueIds=1,x`,
+    );
+    assert.equal(bad.status, 400);
+    await bad.body?.cancel();
 
     const after = await mq.unregister("billing", "c-2");
     assert.notEqual(after.generation, before.generation, "a leave is a new generation");

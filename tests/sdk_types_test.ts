@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import type * as Sdk from "../client/mod.ts";
 import { MqClient, PROBLEM_CODES } from "../client/mod.ts";
 import type * as Broker from "../runtime/protocol/types.ts";
+import type * as Cluster from "../runtime/protocol/cluster_types.ts";
 import { type ProblemCode, PROBLEMS } from "../runtime/protocol/errors.ts";
 import type { BrokerClient, TransactionApi } from "../runtime/protocol/core_api.ts";
 import type * as SdkTx from "../client/transactions.ts";
@@ -32,6 +33,7 @@ export const wireTypesMatch: {
   Perm: Same<Sdk.Perm, Broker.Perm>;
   TopicConfig: Same<Sdk.TopicConfig, Broker.TopicConfig>;
   TopicUpsert: Same<Sdk.TopicUpsert, Broker.TopicUpsert>;
+  TopicRouteView: Same<Sdk.TopicRouteView, Cluster.TopicRouteView>;
   QueueOffsetInfo: Same<Sdk.QueueOffsetInfo, Broker.QueueOffsetInfo>;
   GroupOffsets: Same<Sdk.GroupOffsets, Broker.GroupOffsets>;
   FindQuery: Same<Sdk.FindQuery, Broker.FindQuery>;
@@ -53,6 +55,7 @@ export const wireTypesMatch: {
   GroupView: Same<Sdk.GroupView, Broker.GroupView>;
   MembersView: Same<Sdk.MembersView, Broker.MembersView>;
   AssignmentView: Same<Sdk.AssignmentView, Broker.AssignmentView>;
+  AssignmentOptions: Same<Sdk.AssignmentOptions, Cluster.AssignmentOptions>;
   HeartbeatRequest: Same<Sdk.HeartbeatRequest, Broker.HeartbeatRequest>;
   AckResult: Same<Sdk.AckResult, Broker.AckResult>;
   ProblemCode: Same<Sdk.ProblemCode, ProblemCode>;
@@ -76,6 +79,7 @@ export const wireTypesMatch: {
   Perm: true,
   TopicConfig: true,
   TopicUpsert: true,
+  TopicRouteView: true,
   QueueOffsetInfo: true,
   GroupOffsets: true,
   FindQuery: true,
@@ -97,6 +101,7 @@ export const wireTypesMatch: {
   GroupView: true,
   MembersView: true,
   AssignmentView: true,
+  AssignmentOptions: true,
   HeartbeatRequest: true,
   AckResult: true,
   ProblemCode: true,

@@ -1,6 +1,7 @@
 // edgemq topics list|get|create|update|delete
 import { defineCommand } from "citty";
 import { common, context, guarded, isoTime, UsageError } from "../context.ts";
+import { routeCommands } from "./topic_route.ts";
 
 const list = defineCommand({
   meta: { name: "list", description: "List topics with their statistics" },
@@ -67,6 +68,8 @@ const queueArgs = {
   "write-queues": { type: "string", description: "Write queues" },
   perm: { type: "string", description: "rw, r, w or a number (READ 4 | WRITE 2)" },
   order: { type: "boolean", description: "Ordered topic" },
+  groups: { type: "string", description: "Cluster: broker groups, comma-separated" },
+  "group-count": { type: "string", description: "Cluster: spread over this many groups" },
 } as const;
 
 function upsertOf(args: Record<string, unknown>) {
@@ -82,6 +85,8 @@ function upsertOf(args: Record<string, unknown>) {
   update.writeQueueNums = int("write-queues") ?? both;
   if (args.perm !== undefined) update.perm = parsePerm(String(args.perm));
   if (args.order !== undefined) update.order = args.order;
+  if (args.groups !== undefined) update.brokerGroups = String(args.groups).split(",");
+  update.brokerGroupCount = int("group-count");
   return Object.fromEntries(Object.entries(update).filter(([, v]) => v !== undefined));
 }
 
@@ -131,6 +136,16 @@ function parsePerm(text: string): number {
 }
 
 export default defineCommand({
-  meta: { name: "topics", description: "Topics: list with stats, get, create, update, delete" },
-  subCommands: { list, get, create: upsert("create"), update: upsert("update"), delete: remove },
+  meta: {
+    name: "topics",
+    description: "Topics: list with stats, get, create, update, delete, route over groups",
+  },
+  subCommands: {
+    list,
+    get,
+    create: upsert("create"),
+    update: upsert("update"),
+    delete: remove,
+    ...routeCommands,
+  },
 });

@@ -133,10 +133,10 @@ function chunks(ids: string[]): string[][] {
  * QstashApi over HTTP at the same address: `connect` for the resolver, `qstash` for
  * createApp's FunctionsOptions.qstash.
  */
-export function remoteQstash(
-  connect: (baseUrl: string) => BrokerClient,
+export function remoteQstash<C extends BrokerClient>(
+  connect: (baseUrl: string) => C,
   options: Omit<RemoteOptions, "baseUrl">,
-): { connect: (baseUrl: string) => BrokerClient; qstash: QstashOf } {
+): { connect: (baseUrl: string) => C; qstash: QstashOf } {
   const apis = new WeakMap<BrokerClient, QstashApi>();
   return {
     connect: (baseUrl) => {

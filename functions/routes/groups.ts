@@ -5,7 +5,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { AdminApi, ConsumerApi } from "../../runtime/protocol/core_api.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import { readJson } from "./json_body.ts";
-import { group, groupParams, optionalText, readableTopic, text } from "./params.ts";
+import { group, groupParams, optionalText, QUEUE_ID_MAX, readableTopic, text } from "./params.ts";
+import { parseNonNegativeInt } from "../../runtime/protocol/names.ts";
 import { json, newRoutes, REFUSALS, REFUSED, type RouteDeps, type Routes, serve } from "./route.ts";
 import { AssignmentView, GroupView, MembersView } from "./wire_schemas.ts";
 
@@ -89,6 +90,14 @@ const assignmentQuery = {
   topic: readableTopic,
   // Required, with its own message when missing.
   clientId: optionalText.openapi({ param: { required: true } }),
+  // The cluster router's global queue ids across broker groups (docs/cluster.md).
+  queueIds: z.string().optional().transform((list) =>
+    list?.split(",").map((id) => parseNonNegativeInt("queueIds", id, QUEUE_ID_MAX)!)
+  ).openapi({
+    type: "string",
+    description: "Allocate over these queue ids (comma-separated) instead of this broker's queues",
+    example: "0,1,1024",
+  }),
 };
 
 const assignment = createRoute({
@@ -184,7 +193,9 @@ export function membershipRoutes(
       throw new BrokerError("INVALID_PARAMETER", "Cannot compute an assignment without clientId");
     }
     allow(c, "subscribe", { topic, group: g });
-    return c.json(await api.call((b) => b.assignment(g, clientId, topic)));
+    const queueIds = assignmentQuery.queueIds.parse(c.req.query("queueIds"));
+    const options = queueIds === undefined ? {} : { queueIds };
+    return c.json(await api.call((b) => b.assignment(g, clientId, topic, options)));
   });
   for (const action of ["lock", "unlock"] as const) {
     serve(app, locks(action), async (c) => {

@@ -21,6 +21,13 @@ const topicUpsert = z.object({
   writeQueueNums: z.int().optional(),
   perm: z.int().optional().openapi({ description: "READ 4 | WRITE 2 | INHERIT 1" }),
   order: z.boolean().optional(),
+  brokerGroups: z.array(z.string().min(1).max(255)).optional().openapi({
+    description:
+      "Cluster router: the broker groups the topic spans (default: every live group); queue counts are per group",
+  }),
+  brokerGroupCount: z.int().min(1).optional().openapi({
+    description: "Cluster router: spread the topic over this many live groups",
+  }),
 }).strict().openapi("TopicUpsert");
 
 const list = createRoute({

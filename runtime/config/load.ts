@@ -85,6 +85,21 @@ function checkAcross(c: BrokerConfig) {
       c.timerRollWindowMs,
     );
   }
+  for (
+    const [a, b] of [["httpTlsCertFile", "httpTlsKeyFile"], [
+      "grpcTlsCertFile",
+      "grpcTlsKeyFile",
+    ]] as const
+  ) {
+    if ((c[a] === "") !== (c[b] === "")) {
+      const [set, unset] = c[a] === "" ? [b, a] : [a, b];
+      throw new ConfigError(
+        `${set} needs ${unset} too (TLS takes a certificate and its key)`,
+        unset,
+        "",
+      );
+    }
+  }
   if (c.haMode === "cluster" && !/^(https?|etcd):\/\//.test(c.kvPath)) {
     throw new ConfigError(
       `haMode cluster needs kvPath to be a KV Connect URL or an etcd://host:port[,host:port] list shared by the group (a local KV file cannot be shared), got ${

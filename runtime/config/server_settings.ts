@@ -13,6 +13,8 @@ import {
   BATCH_BODY_BYTES_MAX,
   BATCH_ITEMS_MAX,
   BODY_READ_TIMEOUT_MS,
+  BROKER_CA_FILE,
+  CLUSTER_NAME,
   CORS_ORIGINS,
   HTTP_CONNECTION_GUARD,
   HTTP_CONNECTIONS_MAX,
@@ -52,6 +54,17 @@ export const SERVER_SETTINGS = [
     defaultText: "host:port",
     doc: "host:port other processes use to reach this broker (the route table).",
   }),
+  textSetting("httpTlsCertFile", "MQ_HTTP_TLS_CERT_FILE", {
+    default: "",
+    defaultText: "(plain HTTP)",
+    doc:
+      "PEM certificate chain: with httpTlsKeyFile, the HTTP API serves HTTPS only and the broker registers an https:// URL in the route table (docs/operations.md, TLS).",
+  }),
+  textSetting("httpTlsKeyFile", "MQ_HTTP_TLS_KEY_FILE", {
+    default: "",
+    doc: "PEM private key of httpTlsCertFile.",
+  }),
+  BROKER_CA_FILE,
   textSetting("dataDir", "DATA_DIR", {
     default: "./data",
     doc: "Data folder (CommitLog, queues, index, metadata, KV).",
@@ -61,11 +74,7 @@ export const SERVER_SETTINGS = [
     doc: "Broker group name.",
     rocketmq: "brokerName",
   }),
-  textSetting("brokerClusterName", "MQ_CLUSTER", {
-    default: "DefaultCluster",
-    doc: "Cluster name.",
-    rocketmq: "brokerClusterName",
-  }),
+  CLUSTER_NAME,
   textSetting("kvPath", "MQ_KV", {
     default: "",
     defaultText: "<dataDir>/kv.sqlite",

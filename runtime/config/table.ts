@@ -13,6 +13,7 @@ import { TRANSACTION_SETTINGS } from "./transaction_settings.ts";
 import { REMOTING_SETTINGS } from "./remoting_settings.ts";
 import { QSTASH_SETTINGS } from "./qstash_settings.ts";
 import { GRPC_SETTINGS } from "../protocol/grpc_settings.ts";
+import { CLUSTER_ROUTER_SETTINGS } from "./cluster_router_settings.ts";
 
 /** The broker's settings by area, in the order --help and the docs list them. */
 export const SETTING_AREAS = [
@@ -27,6 +28,7 @@ export const SETTING_AREAS = [
   { title: "RocketMQ remoting (NameServer and broker roles)", rows: REMOTING_SETTINGS },
   { title: "QStash-compatible API", rows: QSTASH_SETTINGS },
   { title: "RocketMQ 5 gRPC front end", rows: GRPC_SETTINGS },
+  { title: "Cluster router (functions across broker groups)", rows: CLUSTER_ROUTER_SETTINGS },
 ] as const;
 
 /** Every setting a user can change. */

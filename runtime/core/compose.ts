@@ -69,6 +69,8 @@ export interface BrokerDeps {
 
 /** The services a broker is made of, all built and started. */
 export interface BrokerParts {
+  /** The first 20 hex characters of every id this process makes (IP, PID, random). */
+  idPrefix: string;
   store: MessageStore;
   metadataHandle: MetadataDbHandle;
   metadata: MetadataStore;
@@ -279,6 +281,7 @@ export async function openParts(deps: BrokerDeps): Promise<BrokerParts> {
     membersMax: config.consumerMembersMax,
   });
   return {
+    idPrefix: ids.prefix,
     store,
     metadataHandle,
     metadata,

@@ -2,6 +2,7 @@
 // locks for ordered consumption (RocketMQ's ClientManageProcessor and rebalance).
 import { BrokerError } from "../protocol/errors.ts";
 import type { AssignmentView, HeartbeatRequest, MembersView } from "../protocol/types.ts";
+import type { AssignmentOptions } from "../protocol/cluster_types.ts";
 import { type ConsumerMembership, MembershipError } from "../consumer/membership.ts";
 import { AllocateArgumentError } from "../consumer/allocate.ts";
 import type { GroupRegistry } from "./group_registry.ts";
@@ -36,11 +37,20 @@ export class MembershipApi {
     return { group, generation: m.generation(group), members: m.members(group) };
   }
 
-  /** The queues of `topic` that `clientId` should consume now, by the group's strategy. */
-  async assignment(group: string, clientId: string, topic: string): Promise<AssignmentView> {
+  /** The queues of `topic` that `clientId` should consume now, by the group's strategy;
+   * over `options.queueIds` when given (the cluster router's global ids). */
+  async assignment(
+    group: string,
+    clientId: string,
+    topic: string,
+    options: AssignmentOptions = {},
+  ): Promise<AssignmentView> {
     await this.d.groups.existing(group);
     const config = this.d.topics.readable(topic, 0);
-    const queues = [...Array(config.readQueueNums).keys()].map((queueId) => ({
+    const ids = options.queueIds === undefined
+      ? [...Array(config.readQueueNums).keys()]
+      : checkQueueIdList(options.queueIds);
+    const queues = ids.map((queueId) => ({
       brokerName: this.d.brokerName,
       queueId,
     }));
@@ -91,4 +101,19 @@ function refuseBadArguments<T>(f: () => T): T {
     }
     throw err;
   }
+}
+
+/** Distinct non-negative integer ids, ascending (every member must compute over the same
+ * list in the same order). */
+function checkQueueIdList(queueIds: unknown): number[] {
+  if (
+    !Array.isArray(queueIds) ||
+    !queueIds.every((id) => Number.isSafeInteger(id) && id >= 0 && id <= 0x7fffffff)
+  ) {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      "queueIds must be a list of queue ids (integers >= 0)",
+    );
+  }
+  return [...new Set(queueIds as number[])].sort((a, b) => a - b);
 }

@@ -3,7 +3,7 @@
 // replication settings. Functions of the deps, so node.ts keeps only the role changes.
 import { MessageStore } from "../../storage/message_store.ts";
 import { Broker, type ReplicationGate } from "../broker.ts";
-import { type RouteRegistration, startRouteRegistration } from "../route_registry.ts";
+import { httpUrlOf, type RouteRegistration, startRouteRegistration } from "../route_registry.ts";
 import { LeaseKeeper, type LeaseKeeperOptions } from "./lease.ts";
 import type { LeaseStore } from "./lease_store.ts";
 import { importMetadata, MetadataFollower } from "./metadata_sync.ts";
@@ -35,13 +35,17 @@ export function followMetadata(d: HaNodeDeps, s: SlaveParts, http: string): Meta
   const admin = config.apiKeys.find((k) => k.admin);
   const follower = new MetadataFollower({
     fetchSnapshot: async (signal) => {
-      const res = await fetch(`http://${http}${METADATA_SNAPSHOT_PATH}`, {
-        headers: admin ? { authorization: `Bearer ${admin.key}` } : {},
-        signal: AbortSignal.any([
-          signal,
-          AbortSignal.timeout(config.haMetadataSyncIntervalMs * 3),
-        ]),
-      });
+      // The group's replicas serve TLS alike: https:// when this one does.
+      const res = await (d.brokerFetch ?? fetch)(
+        `${httpUrlOf(config, http)}${METADATA_SNAPSHOT_PATH}`,
+        {
+          headers: admin ? { authorization: `Bearer ${admin.key}` } : {},
+          signal: AbortSignal.any([
+            signal,
+            AbortSignal.timeout(config.haMetadataSyncIntervalMs * 3),
+          ]),
+        },
+      );
       if (!res.ok) {
         await res.body?.cancel();
         throw new Error(`Master ${http} answered ${res.status} to the metadata fetch`);

@@ -21,6 +21,9 @@ export interface HaNodeDeps extends Omit<BrokerDeps, "store" | "replication"> {
   haAddress: { host: string; port: number };
   /** host:port of this broker's RocketMQ remoting port, when it serves one. */
   remotingAddress?: string;
+  /** The fetch a slave reaches its master's HTTP API with (trusting brokerCaFile); the
+   * global fetch by default. */
+  brokerFetch?: typeof fetch;
 }
 
 // The status and snapshot the HTTP front end serves (functions/routes/ha.ts).

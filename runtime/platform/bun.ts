@@ -5,6 +5,7 @@ import { isEtcdUrl, openEtcdKv } from "./etcd_port.ts";
 import type { BodyText, FetchHandler, HttpServer, Platform, ServeOptions } from "./platform.ts";
 import { guardedServe, listenNodeTcp, systemClock } from "./portable.ts";
 import { listenBunTcp } from "./bun_tcp.ts";
+import { bunFetchTrusting } from "./bun_fetch.ts";
 
 // deno-lint-ignore no-explicit-any
 const Bun = (globalThis as any).Bun;
@@ -17,9 +18,10 @@ export function bunPlatform(): Platform {
     clock: systemClock,
     bodyText: fatalThenScan(),
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {
-      return guardedServe(options, (address) => {
+      return guardedServe(options, (address, tls) => {
         const server = Bun.serve({
           ...address,
+          ...(tls ? { tls } : {}),
           // Bun's own idle limit (10 s by default) counts a long poll in flight as idle
           // and is one number for headers and keep-alive: off, the guard (conn_guard.ts)
           // times connections instead.
@@ -46,6 +48,7 @@ export function bunPlatform(): Platform {
       return openNodeKv(pathOrUrl, options.accessToken);
     },
     openSqlite: openSqliteOnBun,
+    fetchTrusting: (caPem) => bunFetchTrusting(caPem),
   };
 }
 

@@ -31,6 +31,9 @@ export interface FrontOptions {
   /** The loopback port the runtime's HTTP server listens on. */
   upstreamPort: number;
   tracker: ConnectionTracker;
+  /** Accept TLS only, with this certificate, and pipe the plaintext upstream; a handshake
+   * must end within handshakeTimeoutMs (the header timeout), before the tracker sees it. */
+  tls?: { cert: string; key: string; handshakeTimeoutMs: number };
 }
 
 /** A listening front: `close()` stops accepting; open connections stay (see whenEmpty). */

@@ -1,10 +1,12 @@
-// The connection guard's front on node:net (conn_guard.ts): the same code on Deno and Bun.
+// The connection guard's front on node:net, or node:tls for HTTPS (conn_guard.ts): the same
+// code on Deno and Bun.
 import * as net from "node:net";
+import * as tls from "node:tls";
 import type { Front, FrontOptions } from "./conn_guard.ts";
 
 export function listenNodeFront(options: FrontOptions): Promise<Front> {
   const { tracker } = options;
-  const server = net.createServer({ noDelay: true }, (client) => {
+  const onClient = (client: net.Socket) => {
     // Called by the sweep or on close, never before `upstream` below is set.
     const c = tracker.admit(() => {
       client.destroy();
@@ -37,7 +39,16 @@ export function listenNodeFront(options: FrontOptions): Promise<Front> {
     upstream.on("close", done);
     client.on("error", done);
     upstream.on("error", done);
-  });
+  };
+  // With TLS, `client` is the decrypted stream (secureConnection): a handshake is not counted
+  // until it ends, and node:tls drops one that takes longer than handshakeTimeoutMs.
+  const t = options.tls;
+  const server = t
+    ? tls.createServer(
+      { cert: t.cert, key: t.key, handshakeTimeout: t.handshakeTimeoutMs, noDelay: true },
+      onClient,
+    )
+    : net.createServer({ noDelay: true }, onClient);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {

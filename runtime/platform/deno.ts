@@ -20,10 +20,11 @@ export function denoPlatform(): Platform {
       // Deno.serve takes h2c on a plain port as it is, and has no header, idle, connection
       // or body limit options: the guard (conn_guard.ts) enforces the first three,
       // functions/body.ts the body limits.
-      return guardedServe(options, (address) =>
+      return guardedServe(options, (address, tls) =>
         new Promise((resolve) => {
           const server = Deno.serve({
             ...address,
+            ...tls,
             onListen: (addr: { port: number }) =>
               resolve({ port: addr.port, close: () => server.shutdown() }),
           }, handler);
@@ -33,6 +34,23 @@ export function denoPlatform(): Platform {
     listenTcpConnections: listenNodeTcp,
     openKv,
     openSqlite: openNodeSqlite,
+    fetchTrusting(caPem) {
+      // caCerts adds to the roots Deno trusts (webpki's, or the system's with
+      // DENO_TLS_CA_STORE); one client, so connections are pooled across calls.
+      if (typeof Deno.createHttpClient !== "function") {
+        // Some Deno-based edge hosts leave it out: say so at start, not on the first call.
+        throw new Error(
+          "This Deno has no Deno.createHttpClient, so it cannot trust MQ_BROKER_CA_FILE: give " +
+            "the brokers a certificate from a public CA and unset it",
+        );
+      }
+      const client = Deno.createHttpClient({ caCerts: [caPem] });
+      const trusting: typeof fetch = (input, init) => {
+        const withClient: RequestInit & { client: unknown } = { ...init, client };
+        return fetch(input, withClient);
+      };
+      return Object.assign(trusting, { close: () => client.close() });
+    },
   };
 }
 

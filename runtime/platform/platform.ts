@@ -23,6 +23,15 @@ export interface ServeOptions {
   maxRequestBodyBytes: number;
   /** Also accept HTTP/2 without TLS (h2c, prior knowledge), as Deno's KV client speaks. */
   h2c?: boolean;
+  /** Serve HTTPS only, with this certificate: the runtime's server takes it, or with
+   * `connections` the guard's front does (it must read the requests it times). */
+  tls?: TlsPem;
+}
+
+/** A PEM certificate chain and its private key (the files' text). */
+export interface TlsPem {
+  cert: string;
+  key: string;
 }
 
 export interface HttpServer {
@@ -102,4 +111,13 @@ export interface Platform {
   openKv(pathOrUrl?: string, options?: KvOpenOptions): Promise<KvPort>;
   /** The metadata database's SQLite binding. */
   readonly openSqlite: SqliteOpen;
+  /**
+   * A fetch that trusts the CA certificates in `caPem` besides the runtime's own roots, for
+   * brokers serving TLS with a private CA. Verification stays on: a certificate from any
+   * other issuer, or for another name, is still refused.
+   */
+  fetchTrusting(caPem: string): TrustingFetch;
 }
+
+/** A fetch with its own trust anchors; close() releases its pooled connections (Deno). */
+export type TrustingFetch = typeof fetch & { close(): void };

@@ -3,7 +3,7 @@
 // maps Deno.test onto bun:test) and requires every check to pass on Bun's platform too.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import process from "node:process";
@@ -12,6 +12,7 @@ import { readFully } from "../../storage/file_port.ts";
 import { SCHEMA_VERSION_LATEST } from "../../storage/metadata/migrations.ts";
 import { openMetadataDb } from "../../storage/metadata/sqlite.ts";
 import { ChildRun, REPO_ROOT, runtimeBinary } from "../../tests/harness/process.ts";
+import { makeTestPki, pkiUnavailable, type TestPki } from "../../tests/harness/tls.ts";
 import { pickPlatform } from "./pick.ts";
 
 const platform = await pickPlatform();
@@ -234,6 +235,82 @@ check(
     );
     assert.ok(firedAfterMs >= 19, `fired after ${firedAfterMs} ms`); // timers round to 1 ms
     assert.equal(cancelledFired, false);
+  },
+);
+
+check(
+  "serve({ tls }) answers HTTPS only, direct and behind the guard; fetchTrusting(ca) trusts that CA and no other",
+  async () => {
+    const missing = pkiUnavailable();
+    if (missing) return console.log(`TLS check skipped: ${missing}`);
+    using pki = makeTestPki();
+    using other = makeTestPki();
+    const pem = (p: TestPki) => ({
+      cert: readFileSync(p.certFile, "utf8"),
+      key: readFileSync(p.keyFile, "utf8"),
+    });
+    const trusting = platform.fetchTrusting(readFileSync(pki.caFile, "utf8"));
+    const guard = { headerTimeoutMs: 5000, idleTimeoutMs: 5000, connectionsMax: 10 };
+    const refused = (p: Promise<Response>) =>
+      p.then(async (r) => assert.fail(`answered ${r.status}: ${await r.text()}`), () => {});
+    try {
+      for (const connections of [undefined, guard]) {
+        const server = await platform.serve({
+          hostname: "127.0.0.1",
+          port: 0,
+          maxRequestBodyBytes: 1024,
+          connections,
+          tls: pem(pki),
+        }, () => new Response("over tls"));
+        try {
+          const url = `https://127.0.0.1:${server.port}/`;
+          assert.equal(await (await trusting(url)).text(), "over tls");
+          await refused(fetch(url)); // the runtime's roots do not hold the test CA
+          await refused(fetch(`http://127.0.0.1:${server.port}/`)); // no plain HTTP
+        } finally {
+          await server.close({ force: true });
+        }
+      }
+      // A certificate from another CA is still refused: verification stays on.
+      const stranger = await platform.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        maxRequestBodyBytes: 1024,
+        tls: pem(other),
+      }, () => new Response("stranger"));
+      try {
+        await refused(trusting(`https://127.0.0.1:${stranger.port}/`));
+      } finally {
+        await stranger.close({ force: true });
+      }
+      if (platform.name === "bun") {
+        // Bun's tls.ca replaces the roots, so fetchTrusting tries the CA alone first and
+        // falls back to the roots as well (bun_fetch.ts): with `other`'s CA standing in for
+        // a root, its server is reached on the fallback, and that origin stays on it.
+        const { bunFetchTrusting } = await import("./bun_fetch.ts");
+        const withRoot = bunFetchTrusting(readFileSync(pki.caFile, "utf8"), [
+          readFileSync(other.caFile, "utf8"),
+        ]);
+        const rooted = await platform.serve({
+          hostname: "127.0.0.1",
+          port: 0,
+          maxRequestBodyBytes: 1024,
+          tls: pem(other),
+        }, () => new Response("under a root"));
+        try {
+          const url = `https://127.0.0.1:${rooted.port}/`;
+          assert.equal(
+            await (await withRoot(url, { method: "POST", body: "x" })).text(),
+            "under a root",
+          );
+          assert.equal(await (await withRoot(url)).text(), "under a root");
+        } finally {
+          await rooted.close({ force: true });
+        }
+      }
+    } finally {
+      trusting.close();
+    }
   },
 );
 

@@ -1,7 +1,14 @@
 // The parts of a Platform that are the same code on Deno and Bun: both implement node:net
 // and the web clock and timers alike. Kept here so deno.ts and bun.ts say only what differs.
 import * as net from "node:net";
-import type { Clock, HttpServer, ServeOptions, TcpListenOptions, TcpServer } from "./platform.ts";
+import type {
+  Clock,
+  HttpServer,
+  ServeOptions,
+  TcpListenOptions,
+  TcpServer,
+  TlsPem,
+} from "./platform.ts";
 import { ConnectionTracker } from "./conn_guard.ts";
 import { listenNodeFront } from "./conn_guard_node.ts";
 
@@ -44,11 +51,12 @@ export type ListenAddress = { hostname: string; port: number };
  */
 export async function guardedServe(
   options: ServeOptions,
-  listen: (address: ListenAddress) => Promise<HttpServer>,
+  listen: (address: ListenAddress, tls?: TlsPem) => Promise<HttpServer>,
 ): Promise<HttpServer> {
   if (!options.connections) {
-    return listen({ hostname: options.hostname, port: options.port });
+    return listen({ hostname: options.hostname, port: options.port }, options.tls);
   }
+  // The guard reads request heads, so TLS ends at its front; the loopback hop is plain.
   const inner = await listen({ hostname: "127.0.0.1", port: 0 });
   const tracker = new ConnectionTracker(options.connections);
   let listening;
@@ -58,6 +66,8 @@ export async function guardedServe(
       port: options.port,
       upstreamPort: inner.port,
       tracker,
+      tls: options.tls &&
+        { ...options.tls, handshakeTimeoutMs: options.connections.headerTimeoutMs },
     });
   } catch (err) {
     tracker.stop();

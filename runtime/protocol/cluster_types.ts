@@ -42,6 +42,13 @@ export interface TopicRouteView {
   queues: TopicRouteQueueView[];
 }
 
+/** GET /v1/groups/{group}/assignment?queueIds=0,1,1024: allocate over these queue ids (the
+ * topic's global ids across broker groups, as the cluster router passes them) instead of
+ * the broker's own queues. */
+export interface AssignmentOptions {
+  queueIds?: number[];
+}
+
 export function globalQueueId(slot: number, localQueueId: number): number {
   return slot * QUEUE_ID_STRIDE + localQueueId;
 }

@@ -46,6 +46,7 @@ import type {
   TransactionView,
 } from "./transaction_types.ts";
 import type { ClusterView, GroupProgress, TopicStats } from "./ops_types.ts";
+import type { AssignmentOptions, TopicRouteView } from "./cluster_types.ts";
 import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
@@ -92,7 +93,15 @@ export interface ConsumerApi {
   getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo>;
   heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView>;
   unregister(group: string, clientId: string): Promise<MembersView>;
-  assignment(group: string, clientId: string, topic: string): Promise<AssignmentView>;
+  /** The queues of `topic` that `clientId` should consume now, by its strategy. With
+   * `queueIds`, over that list instead of this broker's queues of the topic: the cluster
+   * router passes a topic's global ids across broker groups (docs/cluster.md). */
+  assignment(
+    group: string,
+    clientId: string,
+    topic: string,
+    options?: AssignmentOptions,
+  ): Promise<AssignmentView>;
   lockQueues(
     group: string,
     clientId: string,
@@ -190,9 +199,26 @@ export interface OpsApi {
   clusterView(): Promise<ClusterView>;
 }
 
-/** All three: what the in-process core and the HTTP client implement, and what the
+/** A topic's route over broker groups (docs/cluster.md). The cluster router
+ * (runtime/cluster/topic_admin.ts) answers all four; a single Broker answers topicRoute()
+ * for its own group (slot 0) and refuses the rest with CLUSTER_ROUTER_REQUIRED. */
+export interface ClusterAdminApi {
+  topicRoute(topic: string): Promise<TopicRouteView>;
+  /** The group joins the topic with a new slot (the topic is created there). */
+  addTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView>;
+  /** Writes stop on the group (route state draining, the topic read-only there). */
+  drainTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView>;
+  /** The group leaves the topic: only once draining with no lag left, unless `force`. */
+  removeTopicGroup(
+    topic: string,
+    brokerGroup: string,
+    options?: { force?: boolean },
+  ): Promise<TopicRouteView>;
+}
+
+/** All of them: what the in-process core and the HTTP client implement, and what the
  * HTTP /v1 front end is given. */
-export interface BrokerClient extends ProducerApi, ConsumerApi, AdminApi {}
+export interface BrokerClient extends ProducerApi, ConsumerApi, AdminApi, ClusterAdminApi {}
 
 /**
  * What the RocketMQ remoting front end needs beyond the three: records in RocketMQ's own

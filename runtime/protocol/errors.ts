@@ -169,6 +169,26 @@ export const PROBLEMS = {
     type: "/problems/too-many-held-pulls",
     title: "Too many long polls are waiting",
   },
+  /** A broker group named in a topic's route (cluster router, docs/cluster.md) that is not
+   * live in this cluster, or not in that topic's route. */
+  BROKER_GROUP_NOT_FOUND: {
+    status: 404,
+    type: "/problems/broker-group-not-found",
+    title: "No such broker group",
+  },
+  /** Removing a group from a topic's route before it drained (state draining, no lag). */
+  BROKER_GROUP_NOT_DRAINED: {
+    status: 409,
+    type: "/problems/broker-group-not-drained",
+    title: "The broker group still has messages to consume",
+  },
+  /** The topic's route forbids the change (its last active group), or it kept changing
+   * under this writer. */
+  TOPIC_ROUTE_CONFLICT: {
+    status: 409,
+    type: "/problems/topic-route-conflict",
+    title: "The topic's route does not allow this",
+  },
   INTERNAL: { status: 500, type: "/problems/internal", title: "Internal error" },
   STORE_NOT_WRITABLE: {
     status: 503,
@@ -179,6 +199,12 @@ export const PROBLEMS = {
     status: 503,
     type: "/problems/broker-unavailable",
     title: "No broker could be reached",
+  },
+  /** A call only the cluster router (stateless functions over many groups) answers. */
+  CLUSTER_ROUTER_REQUIRED: {
+    status: 501,
+    type: "/problems/cluster-router-required",
+    title: "This needs the cluster router",
   },
   NOT_LEADER: { status: 503, type: "/problems/not-leader", title: "This broker is not the leader" },
   /** The broker is recovering its store after a start; GET /readyz shows how far. */

@@ -2,7 +2,7 @@
 // table (runtime/config/) includes these same rows, so the embedded app, the functions as
 // their own process (functions/main.ts) and Deno Deploy (functions/deploy.ts) read the
 // same environment variables with the same defaults and checks.
-import { choiceSetting, fromEnv, intSetting, listSetting } from "./setting.ts";
+import { choiceSetting, fromEnv, intSetting, listSetting, textSetting } from "./setting.ts";
 
 const MIB = 1024 * 1024;
 
@@ -75,6 +75,21 @@ export const ROUTE_CACHE_MS = intSetting("routeCacheMs", "MQ_ROUTE_CACHE_MS", {
   unit: "ms",
   default: 5000,
   doc: "The functions re-read the route table from KV after this long (and on a failure).",
+});
+
+/** The broker's cluster (brokerClusterName); the functions route over its groups only. */
+export const CLUSTER_NAME = textSetting("brokerClusterName", "MQ_CLUSTER", {
+  default: "DefaultCluster",
+  doc: "Cluster name.",
+  rocketmq: "brokerClusterName",
+});
+
+/** Trust for brokers serving TLS with a private CA (docs/operations.md, TLS). */
+export const BROKER_CA_FILE = textSetting("brokerCaFile", "MQ_BROKER_CA_FILE", {
+  default: "",
+  defaultText: "(the runtime's trusted roots)",
+  doc:
+    "PEM CA bundle trusted, besides the runtime's roots, for brokers' https:// URLs: by the functions' broker link, and by a slave fetching its master's metadata. Verification is never turned off.",
 });
 
 /** Most messages one find may ask for over any front end (RocketMQ's maxMsgsNumBatch is 64);
@@ -213,8 +228,10 @@ export const FUNCTIONS_SETTINGS = [
   ...Object.values(HTTP_CONNECTION_SETTINGS),
   ROUTE_EXPIRY_MS,
   ROUTE_CACHE_MS,
+  CLUSTER_NAME,
   REQUEST_BODY_BYTES_BACKSTOP,
   CORS_ORIGINS,
+  BROKER_CA_FILE,
 ];
 
 /** The part of a broker's config (BrokerConfig) the limits come from. */
@@ -245,8 +262,12 @@ export interface FunctionsSettings {
   connections: HttpConnectionLimits | undefined;
   routeExpiryMs: number;
   routeCacheMs: number;
+  /** The cluster whose broker groups the functions route over (MQ_CLUSTER). */
+  cluster: string;
   requestBodyBytesBackstop: number;
   corsOrigins: string[];
+  /** A PEM file path, or "" for the runtime's trusted roots only. */
+  brokerCaFile: string;
 }
 
 /** The functions' settings from the environment (unset: the broker's defaults); throws
@@ -274,7 +295,9 @@ export function functionsSettingsFromEnv(
     }, env.HOST || FUNCTIONS_HOST_DEFAULT),
     routeExpiryMs: fromEnv(ROUTE_EXPIRY_MS, env),
     routeCacheMs: fromEnv(ROUTE_CACHE_MS, env),
+    cluster: fromEnv(CLUSTER_NAME, env),
     requestBodyBytesBackstop: fromEnv(REQUEST_BODY_BYTES_BACKSTOP, env),
     corsOrigins: fromEnv(CORS_ORIGINS, env),
+    brokerCaFile: fromEnv(BROKER_CA_FILE, env),
   };
 }

@@ -24,6 +24,9 @@ export interface RouteEntry {
   /** host:port of the broker's RocketMQ remoting port, when it serves one
    * (functions/remoting/: what a NameServer gives remoting clients as the broker address). */
   remotingAddress?: string;
+  /** The first 20 hex characters of the message ids the broker makes
+   * (runtime/message_id.ts): the cluster router asks this group first in find-by-id. */
+  idPrefix?: string;
   /** Leadership epoch (fencing token); 0 until replication lands. */
   epoch: number;
   topics: Pick<TopicConfig, "name" | "readQueueNums" | "writeQueueNums" | "perm">[];

@@ -102,10 +102,17 @@ export interface TopicConfig {
 }
 
 export interface TopicUpsert {
+  /** Per broker group: each group the topic spans gets this many (RocketMQ's
+   * `updateTopic -c cluster`). */
   readQueueNums?: number;
   writeQueueNums?: number;
   perm?: Perm;
   order?: boolean;
+  /** Cluster router (docs/cluster.md): groups the topic spans or joins (default: every
+   * live group); a single broker takes only its own name. */
+  brokerGroups?: string[];
+  /** Cluster router: spread over this many live groups (fewest topics first). */
+  brokerGroupCount?: number;
 }
 
 export interface QueueOffsetInfo {

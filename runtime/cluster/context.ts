@@ -1,0 +1,137 @@
+// What every part of the cluster router shares: the route source, the fault tracker, the
+// settings, and `call`, the one way a router part talks to a group (a failure of the group
+// marks it and drops the cached route, so the next call re-reads the coordination store).
+import { BrokerError } from "../protocol/errors.ts";
+import { QUEUE_ID_STRIDE } from "../protocol/cluster_types.ts";
+import type { GroupSettings } from "../protocol/types.ts";
+import type { ClusterRouteSource, GroupLink, ResolvedTopicRoute } from "./route_source.ts";
+import { FaultTracker, isGroupFailure } from "./fault.ts";
+import { TopicQueues } from "./queue_map.ts";
+import { CLUSTER_ROUTER_SETTINGS } from "../config/cluster_router_settings.ts";
+
+export interface ClusterRouterOptions {
+  clusterSendRetryTimes?: number;
+  clusterSendLatencyFaultEnable?: boolean;
+  clusterFaultBackoffMs?: number;
+  clusterPopPollSliceMs?: number;
+  nowMs?: () => number;
+}
+
+const CREATE = { create: true } as const;
+
+type Settings = Required<Omit<ClusterRouterOptions, "nowMs">>;
+
+export class ClusterContext {
+  readonly settings: Settings;
+  readonly faults: FaultTracker;
+  readonly nowMs: () => number;
+  readonly #queues = new WeakMap<ResolvedTopicRoute, TopicQueues>();
+
+  constructor(readonly routes: ClusterRouteSource, options: ClusterRouterOptions = {}) {
+    const defaults = Object.fromEntries(CLUSTER_ROUTER_SETTINGS.map((r) => [r.name, r.default]));
+    const { nowMs, ...given } = options;
+    const set = Object.entries(given).filter(([, v]) => v !== undefined);
+    this.settings = { ...defaults, ...Object.fromEntries(set) } as Settings;
+    this.nowMs = nowMs ?? Date.now;
+    this.faults = new FaultTracker(
+      this.settings.clusterFaultBackoffMs,
+      this.settings.clusterSendLatencyFaultEnable,
+      this.nowMs,
+    );
+  }
+
+  /** The topic's queues; built once per resolved route (the source caches the route, so a
+   * steady state builds nothing per call: bench/cluster/router_bench.ts). */
+  async queues(topic: string, create = false): Promise<TopicQueues> {
+    const route = await this.routes.topic(topic, create ? CREATE : undefined);
+    let queues = this.#queues.get(route);
+    if (queues === undefined) this.#queues.set(route, queues = new TopicQueues(route));
+    return queues;
+  }
+
+  /** The owner of a global queue id; an unknown slot re-reads the route once, then is the
+   * broker's QUEUE_NOT_FOUND. */
+  async owner(topic: string, queueId: number, create = false) {
+    let queues = await this.queues(topic, create);
+    let found = queues.owner(queueId);
+    if (found === undefined) {
+      this.routes.invalidate(topic);
+      queues = await this.queues(topic, create);
+      found = queues.owner(queueId);
+    }
+    if (found === undefined) {
+      throw new BrokerError(
+        "QUEUE_NOT_FOUND",
+        `No queue ${queueId} in topic ${topic}: its queues are ${ranges(queues) || "none"} ` +
+          `(GET /v1/topics/${topic}/route lists them)`,
+      );
+    }
+    return { queues, ...found };
+  }
+
+  /** Live groups, sorted by name. */
+  groups(): Promise<GroupLink[]> {
+    return this.routes.groups();
+  }
+
+  /** As call(), for a call about consumer group `group`: a broker group that never heard
+   * of it (one that joined the topic after the group was created) is given the settings
+   * another live group holds, and asked again, so consumers keep working through an
+   * expansion. Without a group holding it, GROUP_NOT_FOUND stands. */
+  async forGroup<T>(
+    link: GroupLink,
+    topic: string | undefined,
+    group: string,
+    f: (client: GroupLink["client"]) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await this.call(link, topic, f);
+    } catch (err) {
+      if (!(err instanceof BrokerError && err.code === "GROUP_NOT_FOUND")) throw err;
+      const settings = await this.#groupSettings(group, link.name);
+      if (settings === undefined) throw err;
+      await this.call(link, topic, (c) => c.upsertGroup(group, settings));
+      return this.call(link, topic, f);
+    }
+  }
+
+  async #groupSettings(group: string, missingAt: string): Promise<GroupSettings | undefined> {
+    for (const other of await this.groups()) {
+      if (other.name === missingAt) continue;
+      try {
+        const { group: _name, ...settings } = await other.client.getGroup(group);
+        return settings;
+      } catch {
+        // not there either (or unreachable): ask the next
+      }
+    }
+    return undefined;
+  }
+
+  /** Runs `f` against one group: a group failure marks it and invalidates `topic`'s route
+   * (every route when no topic is concerned). */
+  async call<T>(
+    link: GroupLink,
+    topic: string | undefined,
+    f: (client: GroupLink["client"]) => Promise<T>,
+  ): Promise<T> {
+    try {
+      const value = await f(link.client);
+      this.faults.succeeded(link.name);
+      return value;
+    } catch (err) {
+      if (isGroupFailure(err)) {
+        this.faults.failed(link.name);
+        this.routes.invalidate(topic);
+      }
+      throw err;
+    }
+  }
+}
+
+function ranges(queues: TopicQueues): string {
+  return queues.all().map((g) => {
+    const first = g.slot * QUEUE_ID_STRIDE;
+    return `${first}-${first + Math.max(g.readQueueNums, g.writeQueueNums) - 1}`;
+  }).join(", ");
+}

@@ -1,0 +1,42 @@
+// Which broker groups just failed, as RocketMQ's LatencyFaultTolerance keeps it
+// (reference/rocketmq.md §12): a call that fails because of the group (unreachable, not
+// the leader, a 5xx) marks the group unavailable for clusterFaultBackoffMs; round-robin
+// produce and POP sweeps skip it while any other group is available. A success clears it.
+import { BrokerError } from "../protocol/errors.ts";
+
+export class FaultTracker {
+  readonly #until = new Map<string, number>();
+
+  constructor(
+    private readonly backoffMs: number,
+    private readonly enabled: boolean,
+    private readonly nowMs: () => number = Date.now,
+  ) {}
+
+  failed(group: string): void {
+    if (this.enabled && this.backoffMs > 0) this.#until.set(group, this.nowMs() + this.backoffMs);
+  }
+
+  succeeded(group: string): void {
+    if (this.#until.size > 0) this.#until.delete(group);
+  }
+
+  available(group: string): boolean {
+    const until = this.#until.get(group);
+    if (until === undefined) return true;
+    if (this.nowMs() >= until) {
+      this.#until.delete(group);
+      return true;
+    }
+    return false;
+  }
+}
+
+/** True when `err` says the group (not the request) is at fault: retry elsewhere, re-read
+ * the route. BrokerErrors below 500 are the caller's and go back unchanged; so do the 504s
+ * (FLUSH_TIMEOUT, REPLICATION_TIMEOUT): the message may be stored, as RocketMQ returns
+ * FLUSH_DISK_TIMEOUT and FLUSH_SLAVE_TIMEOUT instead of retrying. */
+export function isGroupFailure(err: unknown): boolean {
+  if (err instanceof BrokerError) return err.status >= 500 && err.status !== 504;
+  return true; // a fetch TypeError, a reset connection, a closed in-process broker
+}

@@ -1,0 +1,77 @@
+// Consumer membership across broker groups (issue #26): every live group hears each
+// heartbeat (so locks and POP on any group know the member), with the subscriptions of the
+// topics that group serves; an assignment is computed by one group — the first by name of
+// the topic's readable groups — over the topic's GLOBAL queue list, so RocketMQ's six
+// strategies rebalance over all groups' queues at once (AVG over 3 groups × 1 queue and 3
+// consumers is one queue each).
+import type { AssignmentView, HeartbeatRequest, MembersView } from "../protocol/types.ts";
+import { globalQueueId } from "../protocol/cluster_types.ts";
+import { BrokerError } from "../protocol/errors.ts";
+import type { ClusterContext } from "./context.ts";
+import { fanOut } from "./fanout.ts";
+
+export class MembershipRouter {
+  constructor(private readonly ctx: ClusterContext) {}
+
+  async heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView> {
+    const subscriptions = data.subscriptions ?? [];
+    const hosts = await Promise.all(
+      subscriptions.map(async (s) =>
+        new Set((await this.ctx.queues(s.topic)).all().map((g) => g.link.name))
+      ),
+    );
+    const links = await this.ctx.groups();
+    const answers = await fanOut(
+      this.ctx,
+      links,
+      undefined,
+      (c, link) =>
+        c.heartbeat(group, {
+          ...data,
+          subscriptions: subscriptions.filter((_, i) => hosts[i].has(link.name)),
+        }),
+      [],
+      group,
+    );
+    return answers[0].value;
+  }
+
+  async unregister(group: string, clientId: string): Promise<MembersView> {
+    const links = await this.ctx.groups();
+    const answers = await fanOut(
+      this.ctx,
+      links,
+      undefined,
+      (c) => c.unregister(group, clientId),
+      ["GROUP_NOT_FOUND"],
+    );
+    return answers[0].value;
+  }
+
+  async assignment(
+    group: string,
+    clientId: string,
+    topic: string,
+    explicit?: number[],
+  ): Promise<AssignmentView> {
+    const queues = await this.ctx.queues(topic);
+    const readable = queues.readable();
+    const home = [...readable].sort((a, b) => a.link.name < b.link.name ? -1 : 1)[0];
+    if (home === undefined) {
+      throw new BrokerError(
+        queues.all().length === 0 ? "BROKER_UNAVAILABLE" : "TOPIC_PERMISSION_DENIED",
+        `Cannot assign queues of ${topic}: none of its broker groups is live and readable`,
+      );
+    }
+    const queueIds = explicit ??
+      readable.flatMap((g) =>
+        Array.from({ length: g.readQueueNums }, (_, id) => globalQueueId(g.slot, id))
+      ).sort((a, b) => a - b);
+    return this.ctx.forGroup(
+      home.link,
+      topic,
+      group,
+      (c) => c.assignment(group, clientId, topic, { queueIds }),
+    );
+  }
+}

@@ -1,0 +1,75 @@
+// A topic's route record joined with the live groups: each group of the record that is
+// live, with its queue counts and perm. They come from the group's registration (up to
+// routeHeartbeatMs old); `fresh` (the admin's reads, after a change) asks every group, and
+// so does a topic created there since its last heartbeat,
+// and with `create` an active group that lacks the topic gets it (the broker's default
+// queue counts). A group that cannot be asked is left out, like one that is not live.
+import type { TopicRouteRecord } from "./route_record.ts";
+import type { ResolvedGroup, ResolvedTopicRoute } from "./route_source.ts";
+import type { GroupLink } from "./route_source.ts";
+import type { RouteEntry } from "../protocol/routes.ts";
+import { BrokerError } from "../protocol/errors.ts";
+import { groupQueues, type QueueShape } from "./route_view.ts";
+
+/** The live groups: their registrations and links, index for index, sorted by name. */
+export interface LiveGroups {
+  entries: RouteEntry[];
+  links: GroupLink[];
+}
+
+export async function joinRoute(
+  record: TopicRouteRecord,
+  live: LiveGroups,
+  options: { create: boolean; fresh?: boolean },
+): Promise<ResolvedTopicRoute> {
+  const topic = record.topic;
+  const groups: ResolvedGroup[] = [];
+  const sorted = [...record.groups].sort((a, b) => a.slot - b.slot);
+  await Promise.all(sorted.map(async (g) => {
+    const i = live.links.findIndex((l) => l.name === g.brokerGroup);
+    if (i < 0) return;
+    const registered = options.fresh
+      ? undefined
+      : live.entries[i].topics.find((t) => t.name === topic);
+    const create = options.create && g.state === "active";
+    const shape = registered ?? await askGroup(live.links[i], topic, create);
+    if (!shape) return;
+    groups.push({ link: live.links[i], slot: g.slot, state: g.state, ...pick(shape) });
+  }));
+  groups.sort((a, b) => a.slot - b.slot);
+  return {
+    topic,
+    groups,
+    view: {
+      topic,
+      brokerGroups: groups.map((g) => ({
+        name: g.link.name,
+        url: g.link.url,
+        epoch: g.link.epoch,
+        state: g.state,
+        slot: g.slot,
+      })),
+      queues: groups.flatMap((g) => groupQueues(g.link.name, g.slot, g.state, g)),
+    },
+  };
+}
+
+const EMPTY: QueueShape = { readQueueNums: 0, writeQueueNums: 0, perm: 0 };
+
+async function askGroup(
+  link: GroupLink,
+  topic: string,
+  create: boolean,
+): Promise<QueueShape | undefined> {
+  try {
+    return await link.client.getTopic(topic);
+  } catch (err) {
+    if (!(err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND")) return undefined;
+    if (!create) return EMPTY;
+    return await link.client.upsertTopic(topic, {}).catch(() => undefined);
+  }
+}
+
+function pick(s: QueueShape): QueueShape {
+  return { readQueueNums: s.readQueueNums, writeQueueNums: s.writeQueueNums, perm: s.perm };
+}

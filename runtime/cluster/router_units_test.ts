@@ -1,0 +1,64 @@
+// The cluster router's small parts: router tokens (reversible; anything else refused with the
+// broker's own error), the fault tracker, the settings read from the environment.
+import assert from "node:assert/strict";
+import { unwrapReceiptHandle, unwrapToken, unwrapTransactionId, wrapToken } from "./handles.ts";
+import { BrokerError } from "../protocol/errors.ts";
+import { FaultTracker, isGroupFailure } from "./fault.ts";
+import { clusterRouterSettingsFromEnv } from "../config/cluster_router_settings.ts";
+
+Deno.test("wrapToken/unwrapToken round-trip; malformed tokens are the broker's typed errors", () => {
+  for (const group of ["g-a", "broker_α", "room@b1", "x".repeat(100)]) {
+    for (const token of ["abc", "a.b.c", "@x.y", "0A1B2C"]) {
+      assert.deepEqual(unwrapToken(wrapToken(group, token)), { group, token });
+    }
+  }
+  for (const bad of ["", "abc", "@", "@.", "@Zw.", "@!!.x", "@\u00ff.x", "@gA=.x"]) {
+    assert.equal(unwrapToken(bad), undefined, bad);
+    assert.throws(
+      () => unwrapReceiptHandle(bad, "cg"),
+      (e) => e instanceof BrokerError && e.code === "RECEIPT_HANDLE_UNKNOWN",
+    );
+    assert.throws(
+      () => unwrapTransactionId(bad),
+      (e) => e instanceof BrokerError && e.code === "TRANSACTION_NOT_FOUND",
+    );
+  }
+});
+
+Deno.test("FaultTracker: a failed group is unavailable for the backoff; 4xx and 504 are not group faults", () => {
+  let now = 0;
+  const faults = new FaultTracker(1000, true, () => now);
+  faults.failed("a");
+  assert.equal(faults.available("a"), false);
+  now = 999;
+  assert.equal(faults.available("a"), false);
+  now = 1000;
+  assert.equal(faults.available("a"), true);
+  faults.failed("a");
+  faults.succeeded("a");
+  assert.equal(faults.available("a"), true);
+  const off = new FaultTracker(1000, false, () => now);
+  off.failed("a");
+  assert.equal(off.available("a"), true);
+  assert.equal(isGroupFailure(new TypeError("fetch failed")), true);
+  assert.equal(isGroupFailure(new BrokerError("NOT_LEADER", "x")), true);
+  assert.equal(isGroupFailure(new BrokerError("BROKER_UNAVAILABLE", "x")), true);
+  assert.equal(isGroupFailure(new BrokerError("REPLICATION_TIMEOUT", "x")), false);
+  assert.equal(isGroupFailure(new BrokerError("QUEUE_NOT_FOUND", "x")), false);
+});
+
+Deno.test("clusterRouterSettingsFromEnv reads the rows, defaults and checks included", () => {
+  assert.deepEqual(clusterRouterSettingsFromEnv({}), {
+    clusterSendRetryTimes: 2,
+    clusterSendLatencyFaultEnable: true,
+    clusterFaultBackoffMs: 10_000,
+    clusterPopPollSliceMs: 1000,
+  });
+  const set = clusterRouterSettingsFromEnv({
+    MQ_CLUSTER_SEND_RETRY_TIMES: "0",
+    MQ_CLUSTER_SEND_LATENCY_FAULT_ENABLE: "false",
+  });
+  assert.equal(set.clusterSendRetryTimes, 0);
+  assert.equal(set.clusterSendLatencyFaultEnable, false);
+  assert.throws(() => clusterRouterSettingsFromEnv({ MQ_CLUSTER_POP_POLL_SLICE_MS: "0" }));
+});

@@ -1,0 +1,72 @@
+// Settings of the cluster router (runtime/cluster/client.ts): how the stateless functions
+// pick among broker groups when a topic's queues span several (issue #26, docs/cluster.md).
+// RocketMQ's producer numbers are in reference/rocketmq.md §12.
+import { boolSetting, fromEnv, intSetting } from "../protocol/setting.ts";
+
+export const CLUSTER_SEND_RETRY_TIMES = intSetting(
+  "clusterSendRetryTimes",
+  "MQ_CLUSTER_SEND_RETRY_TIMES",
+  {
+    unit: "count",
+    default: 2,
+    min: 0,
+    max: 16,
+    doc:
+      "Extra attempts, each on another broker group, for a produce without shardingKey or queueId whose group failed (unreachable, not the leader, 5xx).",
+    rocketmq: "retryTimesWhenSendFailed",
+  },
+);
+
+export const CLUSTER_SEND_LATENCY_FAULT_ENABLE = boolSetting(
+  "clusterSendLatencyFaultEnable",
+  "MQ_CLUSTER_SEND_LATENCY_FAULT_ENABLE",
+  {
+    default: true,
+    doc:
+      "Round-robin produce skips a broker group whose last call failed for clusterFaultBackoffMs (when every group is in backoff, the next one is used anyway). RocketMQ has it off by default; a stateless router sees many producers' failures, so it is on here.",
+    rocketmq: "sendLatencyFaultEnable",
+  },
+);
+
+export const CLUSTER_FAULT_BACKOFF_MS = intSetting(
+  "clusterFaultBackoffMs",
+  "MQ_CLUSTER_FAULT_BACKOFF_MS",
+  {
+    unit: "ms",
+    default: 10_000,
+    min: 0,
+    doc:
+      "How long a failed broker group is skipped by round-robin produce and POP sweeps. RocketMQ counts an error as 10 000 ms of latency, whose notAvailableDuration is 10 000 ms.",
+    rocketmq: "notAvailableDuration",
+  },
+);
+
+export const CLUSTER_POP_POLL_SLICE_MS = intSetting(
+  "clusterPopPollSliceMs",
+  "MQ_CLUSTER_POP_POLL_SLICE_MS",
+  {
+    unit: "ms",
+    default: 1000,
+    min: 1,
+    doc:
+      "A POP receive that finds nothing in its sweep over the topic's groups long-polls one group (rotating) for at most this long, then sweeps again, until its waitMs is spent.",
+  },
+);
+
+export const CLUSTER_ROUTER_SETTINGS = [
+  CLUSTER_SEND_RETRY_TIMES,
+  CLUSTER_SEND_LATENCY_FAULT_ENABLE,
+  CLUSTER_FAULT_BACKOFF_MS,
+  CLUSTER_POP_POLL_SLICE_MS,
+] as const;
+
+/** The router's settings from the environment (the functions' entry files read them so:
+ * `new ClusterClient(routes, topics, clusterRouterSettingsFromEnv(env))`). */
+export function clusterRouterSettingsFromEnv(env: Record<string, string | undefined>) {
+  return {
+    clusterSendRetryTimes: fromEnv(CLUSTER_SEND_RETRY_TIMES, env),
+    clusterSendLatencyFaultEnable: fromEnv(CLUSTER_SEND_LATENCY_FAULT_ENABLE, env),
+    clusterFaultBackoffMs: fromEnv(CLUSTER_FAULT_BACKOFF_MS, env),
+    clusterPopPollSliceMs: fromEnv(CLUSTER_POP_POLL_SLICE_MS, env),
+  };
+}
