@@ -49,7 +49,7 @@ try {
   process.exit(2);
 }
 const { limits, routeExpiryMs, routeCacheMs } = settings;
-// Loaded only when on, and from now, while the KV opens (cold start, bench/README.md).
+// Loaded only when on, and from now, while the KV opens (cold start: bench/README.md "Round 3 (branch hot-start)").
 const grpcModule = grpcSettings.grpcEnabled ? import("./grpc/server.ts") : undefined;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;

@@ -83,7 +83,7 @@ async function main() {
     config = { ...config, remotingPort: await freePort(platform, config.host) };
   }
   // The route table's KV opens while the store does (Bun's @deno/kv takes tens of ms);
-  // registration awaits it before "listening", as before (bench/README.md "Cold start").
+  // registration awaits it before "listening", as before (bench/README.md "Round 3 (branch hot-start)").
   const routeTableKv = config.haMode === "none"
     ? platform.openKv(config.kvPath, { accessToken: config.kvAccessToken })
     : undefined;

@@ -1,7 +1,7 @@
 // Bundles the two process entry files into a few ES module chunks under dist/ (ignored by
 // git), for a faster cold start: Deno and Bun spend most of a start loading ~700 module
-// files (our ~340 and zod's, drizzle-orm's, hono's), which a dozen chunks load in about a
-// third less CPU (bench/README.md "Cold start: a bundled entry").
+// files (our ~340 and zod's, drizzle-orm's, hono's); with a dozen chunks the start to the
+// first produce takes 15–35% less CPU (bench/README.md "Round 3 (branch hot-start)").
 //
 //   deno run -A scripts/bundle.ts [--outdir dist]
 //   deno run -A dist/runtime/main.js      (or: bun run dist/runtime/main.js)

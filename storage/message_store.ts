@@ -182,7 +182,7 @@ export class MessageStore {
     }
     // Periodic checkpoints sync only the ConsumeQueues due (CqSyncPolicy): with traffic
     // spread over thousands of queues, syncing each at every checkpoint was most of the
-    // work (bench/README.md "Many topics").
+    // work (bench/README.md "Round 3 (branch hot-start)", "Many topics").
     const cqSync = {
       leastUnits: Math.ceil((config.flushConsumeQueueLeastPages * 4096) / CQ_UNIT_BYTES),
       maxSkips: Math.floor(
