@@ -82,6 +82,12 @@ async function main() {
     // before the store opens, as the replication port is picked.
     config = { ...config, remotingPort: await freePort(platform, config.host) };
   }
+  // The route table's KV opens while the store does (Bun's @deno/kv takes tens of ms);
+  // registration awaits it before "listening", as before (bench/README.md "Round 3 (branch hot-start)").
+  const routeTableKv = config.haMode === "none"
+    ? platform.openKv(config.kvPath, { accessToken: config.kvAccessToken })
+    : undefined;
+  routeTableKv?.catch(() => {}); // a failed open is reported where registration awaits it
   const nowMs = platform.clock.wallMs;
   const log = jsonLogger({
     level: config.logLevel,
@@ -270,7 +276,7 @@ async function main() {
       broker,
       log,
       nowMs,
-      openKv: platform.openKv,
+      openKv: (path, options) => routeTableKv ?? platform.openKv(path, options),
     })
     : undefined;
   readiness.ready();
