@@ -146,12 +146,12 @@ export class Transport {
           await sleep(this.#backoff(attempt), signal);
           continue;
         }
+        // requestSent tells a caller that may try another broker whether this one can have
+        // acted on the request: only a failed connect is sure it did not.
         throw new BrokerError(
           "BROKER_UNAVAILABLE",
           `Cannot reach ${this.base}: ${message(err)}`,
-          {
-            cause: err,
-          },
+          { cause: err, extensions: { requestSent: connectFailed(err) ? false : "unknown" } },
         );
       }
       if (res.status === 204) return undefined as T;
@@ -219,6 +219,21 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener("abort", abort, { once: true });
   });
 }
+
+/** Connection refused, a name or TLS handshake that failed: no byte of the request left.
+ * Deno says "client error (Connect)" in its cause; Bun sets a code. Anything else (a reset
+ * connection, a timeout) may have reached the server. */
+export function connectFailed(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (/client error \(Connect\)/.test(e.message)) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && CONNECT_CODES.test(code)) return true;
+  }
+  return false;
+}
+
+const CONNECT_CODES =
+  /^(ECONNREFUSED|ConnectionRefused|ENOTFOUND|EAI_AGAIN|FailedToOpenSocket|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT|ERR_TLS_CERT)/;
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

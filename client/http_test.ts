@@ -2,7 +2,8 @@
 // network errors retried only when the call is safe to repeat, deadlines, typed errors.
 import assert from "node:assert/strict";
 import { BrokerError, MqClient } from "./mod.ts";
-import { retryAfterMs } from "./http.ts";
+import { connectFailed, retryAfterMs } from "./http.ts";
+import net from "node:net";
 
 function fake(answers: (Response | Error)[]) {
   const calls: { url: string; init: RequestInit }[] = [];
@@ -157,4 +158,36 @@ Deno.test("Retry-After: seconds or an HTTP date", () => {
   assert.equal(retryAfterMs(new Date(10_000).toUTCString(), 4000), 6000);
   assert.equal(retryAfterMs("soon"), undefined);
   assert.equal(retryAfterMs(null), undefined);
+});
+
+Deno.test("a network error says whether the request can have left: requestSent", async () => {
+  // A real refused connect, and a real server that resets after reading the request.
+  const closed = net.createServer();
+  await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
+  const closedPort = (closed.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  const resetter = net.createServer((s) => s.once("data", () => s.destroy()));
+  await new Promise<void>((r) => resetter.listen(0, "127.0.0.1", () => r()));
+  const resetPort = (resetter.address() as net.AddressInfo).port;
+  try {
+    const sent = async (port: number) => {
+      const client = new MqClient({ baseUrl: `http://127.0.0.1:${port}`, retries: 0 });
+      const err = await client.produce("t", { body: new Uint8Array([1]) }).then(
+        () => undefined,
+        (e) => e,
+      );
+      assert.ok(err instanceof BrokerError, String(err));
+      assert.equal(err.code, "BROKER_UNAVAILABLE");
+      return err.extensions.requestSent;
+    };
+    assert.equal(await sent(closedPort), false);
+    assert.equal(await sent(resetPort), "unknown");
+  } finally {
+    resetter.close();
+  }
+  // Bun's shapes: a code on the TypeError.
+  const bun = (code: string) => Object.assign(new TypeError(code), { code });
+  assert.equal(connectFailed(bun("ECONNREFUSED")), true);
+  assert.equal(connectFailed(bun("ECONNRESET")), false);
+  assert.equal(connectFailed(new Error("timed out")), false);
 });

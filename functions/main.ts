@@ -15,7 +15,6 @@ import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/pro
 import { ConfigError } from "../runtime/protocol/setting.ts";
 import { jsonLogger } from "../runtime/log.ts";
 import { grpcSettingsFromEnv } from "../runtime/protocol/grpc_settings.ts";
-import { startGrpcServer } from "./grpc/server.ts";
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const int = (name: string, fallback: number) => {
@@ -49,6 +48,8 @@ try {
   process.exit(2);
 }
 const { limits, routeExpiryMs, routeCacheMs } = settings;
+// Loaded only when on, and from now, while the KV opens (cold start: bench/README.md "Round 3 (branch hot-start)").
+const grpcModule = grpcSettings.grpcEnabled ? import("./grpc/server.ts") : undefined;
 const kv = await platform.openKv(kvUrl, { accessToken: env("DENO_KV_ACCESS_TOKEN", "") });
 const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
 // The SDK client with the operations, transaction and QStash calls (so /v2 is served here too).
@@ -105,8 +106,8 @@ const server = await platform.serve({
 }, http.fetch);
 // The RocketMQ 5 gRPC front end (docs/grpc.md): node:http2 serves it on Deno and Bun alike;
 // Deno Deploy has no such server, so functions/deploy.ts has none.
-const grpc = grpcSettings.grpcEnabled
-  ? await startGrpcServer({
+const grpc = grpcModule
+  ? await (await grpcModule).startGrpcServer({
     broker: resolver,
     apiKeys,
     settings: grpcSettings,

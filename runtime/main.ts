@@ -72,8 +72,8 @@ async function main() {
     process.exit(2);
   }
   // Front ends and the HA node are loaded only when on, and start loading now, so their
-  // modules (gRPC's grpc-js, node:http2, node:zlib) load while the rest opens (cold start,
-  // bench/README.md "Cold start").
+  // modules load while the rest opens (cold start, bench/README.md "Cold start"). gRPC's
+  // server.ts is only its port: grpc-js and node:http2 load on the first gRPC connection.
   const grpcModule = config.grpcEnabled ? import("../functions/grpc/server.ts") : undefined;
   const remotingModule = config.remotingEnable ? import("../functions/remoting/mod.ts") : undefined;
   const platform = await pickPlatform();
@@ -82,6 +82,12 @@ async function main() {
     // before the store opens, as the replication port is picked.
     config = { ...config, remotingPort: await freePort(platform, config.host) };
   }
+  // The route table's KV opens while the store does (Bun's @deno/kv takes tens of ms);
+  // registration awaits it before "listening", as before (bench/README.md "Round 3 (branch hot-start)").
+  const routeTableKv = config.haMode === "none"
+    ? platform.openKv(config.kvPath, { accessToken: config.kvAccessToken })
+    : undefined;
+  routeTableKv?.catch(() => {}); // a failed open is reported where registration awaits it
   const nowMs = platform.clock.wallMs;
   const log = jsonLogger({
     level: config.logLevel,
@@ -270,7 +276,7 @@ async function main() {
       broker,
       log,
       nowMs,
-      openKv: platform.openKv,
+      openKv: (path, options) => routeTableKv ?? platform.openKv(path, options),
     })
     : undefined;
   readiness.ready();

@@ -38,15 +38,26 @@ const SLEEP_MS_MAX = 60_000;
 /** Re-puts per level per turn, so one level cannot hold the event loop. */
 const BATCH_MAX = 256;
 
+function isRetryOrDlq(topic: string): boolean {
+  return topic.startsWith("%RETRY%") || topic.startsWith("%DLQ%");
+}
+
 /** The message a waiting record becomes when due: its real topic and queue, same id and body. */
 export function restoreRealMessage(
   record: MessageRecord,
   storeHost: { ip: Uint8Array; port: number },
+  dueMs?: number,
 ) {
   const properties = new Map(record.properties);
   const topic = properties.get(PROPERTY_REAL_TOPIC)!;
   const queueId = Number(properties.get(PROPERTY_REAL_QUEUE_ID));
   for (const p of WAITING_PROPERTIES) properties.delete(p);
+  // The time it was due stays on the delivered message as TIMER_DELIVER_MS (RocketMQ's
+  // timer store keeps it; its proxy turns it into gRPC's delivery_timestamp and DELAY type).
+  // A consumer's retry (%RETRY% through a delay level) is not a delayed message: none.
+  if (dueMs !== undefined && !isRetryOrDlq(topic)) {
+    properties.set(PROPERTY_TIMER_DELIVER_MS, String(dueMs));
+  }
   return {
     topic,
     queueId,
@@ -186,7 +197,11 @@ export class ScheduleService {
           }
           const record = this.store.lookMessageByOffset(unit.commitLogOffset);
           if (record && record.properties.has(PROPERTY_REAL_TOPIC)) {
-            puts.push(this.store.putMessage(restoreRealMessage(record, this.options.storeHost)));
+            puts.push(
+              this.store.putMessage(
+                restoreRealMessage(record, this.options.storeHost, unit.tagsCode),
+              ),
+            );
             putOffsets.push(unit.queueOffset);
             this.#sample(now - unit.tagsCode);
           }

@@ -290,7 +290,7 @@ export class TimerService {
         puts.push(
           divert
             ? divert(record)
-            : this.store.putMessage(restoreRealMessage(record, this.options.storeHost)),
+            : this.store.putMessage(restoreRealMessage(record, this.options.storeHost, deliverMs)),
         );
         this.delivered++;
         this.#sample(now - deliverMs);

@@ -35,6 +35,13 @@ export interface StoreConfig {
   mappedFileSizeConsumeQueueUnits: number;
   /** ms between checkpoints (ConsumeQueue/index flush, then the checkpoint file). 1000. */
   flushIntervalConsumeQueue: number;
+  /** A periodic checkpoint syncs a ConsumeQueue once it has this many 4 KiB pages of new
+   * units (or once flushConsumeQueueThoroughInterval has passed); 0 syncs every queue at
+   * every checkpoint. 2, as RocketMQ. */
+  flushConsumeQueueLeastPages: number;
+  /** The longest a ConsumeQueue's new units wait for their sync (ms), so the longest
+   * stretch of CommitLog a crash recovery re-dispatches. 10,000 (RocketMQ: 60,000). */
+  flushConsumeQueueThoroughInterval: number;
   /** Index hash slots per IndexFile (maxHashSlotNum). 5,000,000. */
   maxHashSlotNum: number;
   /** Index entries per IndexFile (maxIndexNum). 20,000,000. */
@@ -107,6 +114,8 @@ export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
     commitLogTailCacheBytes: 16 * MIB,
     mappedFileSizeConsumeQueueUnits: 300_000,
     flushIntervalConsumeQueue: 1000,
+    flushConsumeQueueLeastPages: 2,
+    flushConsumeQueueThoroughInterval: 10_000,
     maxHashSlotNum: 5_000_000,
     maxIndexNum: 20_000_000,
     messageIndexEnable: true,

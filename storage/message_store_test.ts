@@ -6,6 +6,7 @@ import type { StoreConfig } from "./config.ts";
 import { StoreError } from "./errors.ts";
 
 const enc = new TextEncoder();
+const LAZY_CQ_SYNC = { leastUnits: 3, maxSkips: 2 };
 
 function newStore(
   disk: SimDisk,
@@ -210,7 +211,10 @@ async function powerLossRun(seed: number) {
     }
     const action = random();
     if (action < 0.4) await Promise.all(all);
-    else if (action < 0.5) await store.checkpoint().catch(() => {});
+    else if (action < 0.45) await store.checkpoint().catch(() => {});
+    // A periodic one, which syncs only the ConsumeQueues due and records no more than the
+    // skipped ones allow (CqSyncPolicy).
+    else if (action < 0.5) await storeCore(store).checkpoints.run(LAZY_CQ_SYNC).catch(() => {});
     else if (action < 0.7) await new Promise((r) => setTimeout(r, 0));
   }
   // Let a random amount of work finish, then cut the power mid-flight.
@@ -317,5 +321,24 @@ Deno.test("MessageStore.getMessage() pages through interleaved queues across seg
   const again = store.getMessage("T", 0, 0, { maxMsgNums: 3, maxBytes: 1 << 20 });
   assert.deepEqual(again.messages.map((m) => m.queueOffset), [0, 2]);
   assert.equal(again.nextBeginOffset, 3);
+  await store.close();
+});
+
+Deno.test("a periodic checkpoint skips sparse ConsumeQueues, then syncs them all once idle", async () => {
+  const disk = new SimDisk();
+  const store = newStore(disk);
+  await store.open();
+  const core = storeCore(store);
+  const policy = { leastUnits: 1000, maxSkips: 100 };
+  await core.checkpoints.run(policy); // the first one finds dispatch has moved since -1
+  await store.putMessage(testMessage("A", 0, enc.encode("a")));
+  await store.putMessage(testMessage("B", 0, enc.encode("b")));
+  await core.checkpoints.run(policy);
+  assert.equal(core.consumeQueues.find("A", 0)!.needsSync, true, "skipped: 1 unit < 1000");
+  const checkpoint = core.checkpoints.file!.read()!;
+  assert.ok(checkpoint.dispatchSafeOffset <= core.consumeQueues.find("A", 0)!.unsyncedFrom);
+  await core.checkpoints.run(policy); // nothing dispatched since: idle, so every queue
+  assert.equal(core.consumeQueues.find("A", 0)!.needsSync, false);
+  assert.equal(core.consumeQueues.find("B", 0)!.needsSync, false);
   await store.close();
 });

@@ -47,7 +47,8 @@ for (const runtime of RUNTIMES) {
         assert.equal(m.body, "in 300 ms");
         assert.equal(m.messageId, r.messageId);
         assert.equal(m.tag, "x");
-        assert.deepEqual(m.properties, { k: "v" });
+        // The time it was due stays as TIMER_DELIVER_MS (gRPC's delivery_timestamp).
+        assert.deepEqual(m.properties, { k: "v", TIMER_DELIVER_MS: String(r.deliverAt) });
         assert.ok(m.storeTimestamp >= r.deliverAt!, "delivered early");
         assert.ok(arrived - sent >= 300);
         // Park several on the 1 s level, then kill the broker, before they are due unless

@@ -155,21 +155,42 @@ for (const runtime of RUNTIMES) {
         }
       });
 
-      await t.step("a delayed message is hidden until its delivery time", async () => {
-        const sent = Date.now();
-        await producer.send({ topic: "Later", delay: 1500, body: Buffer.from("later") });
-        const consumer = consumerOf(endpoints, "later-side", "Later");
-        await consumer.startup();
-        try {
-          const [m] = await receiveN(consumer, 1, 20_000, 10_000);
-          assert.ok(m, "the delayed message came");
-          assert.ok(Date.now() - sent >= 1400, `came ${Date.now() - sent} ms after the send`);
-          assert.equal(m.body.toString(), "later");
-          await consumer.ack(m as never);
-        } finally {
-          await consumer.shutdown();
-        }
-      });
+      await t.step(
+        "delayed messages are hidden until their time and carry delivery_timestamp",
+        async () => {
+          const sent = Date.now();
+          // gRPC's delay (a timer message), HTTP's delayMs and deliverAt (timers) and delay
+          // level 1 (1 s): each is delivered with the time it was due.
+          await producer.send({ topic: "Later", delay: 1500, body: Buffer.from("later") });
+          await mq.produce("Later", { body: "delay-ms", delayMs: 1200 });
+          await mq.produce("Later", { body: "deliver-at", deliverAt: sent + 1300 });
+          await mq.produce("Later", { body: "level-1", delayLevel: 1 });
+          const due: Record<string, number> = {
+            later: sent + 1500,
+            "delay-ms": sent + 1200,
+            "deliver-at": sent + 1300,
+            "level-1": sent + 1000,
+          };
+          const consumer = consumerOf(endpoints, "later-side", "Later");
+          await consumer.startup();
+          try {
+            const got = await receiveN(consumer, 4, 20_000, 10_000);
+            assert.deepEqual(got.map((m) => m.body.toString()).sort(), Object.keys(due).sort());
+            assert.ok(Date.now() - sent >= 1400, `came ${Date.now() - sent} ms after the send`);
+            for (const m of got) {
+              const body = m.body.toString();
+              const at = m.deliveryTimestamp?.getTime();
+              assert.ok(at !== undefined, `${body} has a delivery timestamp`);
+              // Within a second of when it was due (the send itself and the 1 s timer
+              // precision of the wheel and the levels).
+              assert.ok(Math.abs(at - due[body]) < 1000, `${body}: due ${due[body]}, got ${at}`);
+              await consumer.ack(m as never);
+            }
+          } finally {
+            await consumer.shutdown();
+          }
+        },
+      );
 
       await t.step(
         "SimpleConsumer: HTTP-produced messages, ack, change invisible duration, redelivery",
@@ -188,6 +209,7 @@ for (const runtime of RUNTIMES) {
               ["from http 1", "from http 2", "from http 3", "order one"],
             );
             assert.ok(got.every((m) => m.deliveryAttempt === 1));
+            assert.ok(got.every((m) => m.deliveryTimestamp === undefined), "not delayed: none");
             const [keep, extend, ...rest] = got;
             await consumer.ack(keep as never);
             await consumer.changeInvisibleDuration(extend as never, 6000);

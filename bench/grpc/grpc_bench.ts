@@ -1,6 +1,9 @@
 // gRPC front end benchmark, beside the HTTP API in the same run. Same file on Deno and Bun:
 //   deno run -A bench/grpc/grpc_bench.ts [--json] [--seconds 5] [--rounds 3]
 //   bun run bench/grpc/grpc_bench.ts [--json] [--seconds 5] [--rounds 3]
+//   [--transport lean|grpc-js]  the broker's MQ_GRPC_TRANSPORT (default lean); the JSON
+//                               names it as "transport"
+//   [--produce-only]            skip receive+ack (their keys are null)
 // It starts the broker (ASYNC_FLUSH, fresh temp folder, HTTP and gRPC on free ports) on
 // the runtime it runs on. Figures:
 //   grpc_vs_http_produce_ratio   single 1 KiB sends/s over gRPC (SendMessage, one message
@@ -59,8 +62,13 @@ const rt = runtimeInfo();
 
 type Broker = ServerChild & { grpc: string };
 
+/** --transport grpc-js|lean: the broker's MQ_GRPC_TRANSPORT (docs/grpc.md). */
+const TRANSPORT = flags.string("transport", "lean");
+/** --produce-only: skip receive+ack (the lean transport serves unary RPCs only). */
+const PRODUCE_ONLY = flags.has("produce-only");
+
 async function startGrpcBroker(dataDir: string): Promise<Broker> {
-  const broker = await startBroker(dataDir);
+  const broker = await startBroker(dataDir, { MQ_GRPC_TRANSPORT: TRANSPORT });
   return { ...broker, grpc: String(broker.listening.grpc) };
 }
 
@@ -340,12 +348,15 @@ try {
         }`,
     );
   }
-  await prefill(mq, "pop-grpc");
-  await prefill(mq, "pop-http");
-  const consumer = grpcConsumer(broker.grpc);
-  const grpcPop = await drainRate(broker.pid, consumer.step);
-  consumer.close();
-  const httpPop = await drainRate(broker.pid, async () => {
+  const none = { perSecond: NaN, serverCpuUs: NaN, clientCpuUs: NaN };
+  if (!PRODUCE_ONLY) {
+    await prefill(mq, "pop-grpc");
+    await prefill(mq, "pop-http");
+  }
+  const consumer = PRODUCE_ONLY ? undefined : grpcConsumer(broker.grpc);
+  const grpcPop = consumer ? await drainRate(broker.pid, consumer.step) : none;
+  consumer?.close();
+  const httpPop = PRODUCE_ONLY ? none : await drainRate(broker.pid, async () => {
     const got = await mq.receive("http-pop", {
       topic: "pop-http",
       max: RECEIVE_BATCH,
@@ -363,6 +374,7 @@ try {
     } msgs/s (${Math.round(httpPop.serverCpuUs)} us, ${Math.round(httpPop.clientCpuUs)} us)`,
   );
   const out = {
+    transport: TRANSPORT,
     bench: "grpc",
     runtime: `${rt.name} ${rt.version}`,
     seconds,

@@ -61,7 +61,7 @@ const shield = rt.name === "deno"
   ? await startGoawayShield({
     host: "127.0.0.1",
     port: 0,
-    target: (h2.address() as AddressInfo).port,
+    target: () => Promise.resolve((h2.address() as AddressInfo).port),
   })
   : undefined;
 const h2Port = shield?.port ?? (h2.address() as AddressInfo).port;

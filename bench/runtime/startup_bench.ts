@@ -8,6 +8,8 @@
 //   cold_start_ms            spawn -> first 201 of a produce, empty data dir (median of --runs)
 //   listening_ms             spawn -> the broker's "listening" line (same runs)
 //   idle_rss_mib             the broker's RSS 2 s after that one produce (median of the runs)
+//   cold_start_cpu_ms        CPU time (user + system) the broker used up to that first 201:
+//                            less moved by other processes on a shared machine than the time
 //   functions_cold_start_ms  the split-mode functions process (functions/main.ts, what an
 //                            edge platform cold-starts): spawn -> first answered request (a
 //                            produce forwarded to a broker found in the KV route table; the
@@ -18,7 +20,12 @@
 //                            --seconds per run, 3 rounds alternating; the ratio of medians
 //   shutdown_1000_topics_ms  SIGTERM -> exit of that broker (every topic written to); the
 //                            restart then finds every acknowledged message (flushed_ok)
-// --only cold|functions|topics runs one phase. With --json the last stdout line is one JSON object. bench/README.md has the figures.
+//   *_bundled_*              the same with the esbuild bundle of the entry files
+//                            (scripts/bundle.ts, built fresh into dist/ at the start)
+//   floor_cold_start_ms      the runtime's own floor in the same run: a bare Hono server
+//   floor_idle_rss_mib       (bench/http/hello_server.ts) spawn -> first 201, RSS 2 s later
+// --only cold|functions|topics runs one phase; --no-bundle skips the bundled runs. With
+// --json the last stdout line is one JSON object. bench/README.md has the figures.
 import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -33,6 +40,11 @@ const topicCount = Math.round(flags.number("topics", 1000));
 const seconds = flags.number("seconds", 3);
 /** --only cold|functions|topics: run that phase alone (the others report NaN). */
 const only = flags.string("only", "");
+const bundled = !flags.has("no-bundle");
+const BROKER = "runtime/main.ts";
+const BROKER_BUNDLE = "dist/runtime/main.js";
+const FUNCTIONS = "functions/main.ts";
+const FUNCTIONS_BUNDLE = "dist/functions/main.js";
 const CONNECTIONS = 64;
 const BODY = "m".repeat(1024);
 const KV_TOKEN = "startup-bench-token-0123456789";
@@ -63,14 +75,22 @@ function start(
   const tool = script.startsWith("tools/");
   const argv = tool || !isDeno ? ["run", ...(tool ? ["-A"] : []), script, ...args] : [
     "run",
-    ...(script === "runtime/main.ts" ? [brokerDenoV8Flags()] : []),
+    ...(script === BROKER || script === BROKER_BUNDLE ? [brokerDenoV8Flags()] : []),
     "-A",
     script,
     ...args,
   ];
   const spawnedAt = performance.now();
   const child = spawn(tool ? "deno" : process.execPath, argv, {
-    env: { ...process.env, PORT: "0", MQ_LOG_LEVEL: "error", ...env },
+    // Every port ephemeral (remoting's default 9876/10911 too): the machine may be shared.
+    env: {
+      ...process.env,
+      PORT: "0",
+      MQ_NAMESRV_PORT: "0",
+      MQ_REMOTING_PORT: "0",
+      MQ_LOG_LEVEL: "error",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   // The exit code, or 128 + signal number as a shell reports a signalled exit.
@@ -119,6 +139,13 @@ async function produce(url: string, topic: string): Promise<number> {
   return res.status;
 }
 
+/** CPU time (user + system) `pid` has used so far, from /proc (10 ms ticks). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14, 15)
+}
+
 function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
@@ -132,31 +159,45 @@ const newDir = (label: string) => {
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Cold start to first 201 and idle RSS, `runs` times. */
-async function coldStarts() {
+/** Builds dist/ from the current sources (scripts/bundle.ts, on Deno under either runtime). */
+async function buildBundle(): Promise<void> {
+  const child = spawn("deno", ["run", "-A", "scripts/bundle.ts"], { stdio: "inherit" });
+  const code = await new Promise<number | null>((r) => child.on("close", r));
+  if (code !== 0) throw new Error(`scripts/bundle.ts exited ${code}`);
+}
+
+/** Cold start to first 201 and idle RSS of `script`, `runs` times. */
+async function coldStarts(script: string) {
   const cold: number[] = [];
   const listening: number[] = [];
   const rss: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < runs; i++) {
-    const b = await start("runtime/main.ts", { DATA_DIR: newDir("cold") });
+    const b = await start(script, { DATA_DIR: newDir("cold") });
     const status = await produce(b.url, "first");
     if (status !== 201) throw new Error(`first produce answered ${status}`);
     cold.push(performance.now() - b.spawnedAt);
+    cpu.push(cpuMs(b.pid));
     listening.push(b.listeningAt - b.spawnedAt);
     await sleep(2000);
     rss.push(rssMiB(b.pid));
     await b.stop();
     say(
-      `  run ${i + 1}: first 201 at ${cold.at(-1)!.toFixed(0)} ms, RSS ${
-        rss.at(-1)!.toFixed(1)
-      } MiB`,
+      `  ${script} run ${i + 1}: first 201 at ${cold.at(-1)!.toFixed(0)} ms (CPU ${
+        cpu.at(-1)
+      } ms), RSS ${rss.at(-1)!.toFixed(1)} MiB`,
     );
   }
-  return { cold: median(cold), listening: median(listening), rss: median(rss) };
+  return {
+    cold: median(cold),
+    listening: median(listening),
+    rss: median(rss),
+    cpu: median(cpu),
+  };
 }
 
 /** The split-mode functions process: spawn -> first answered produce, `runs` times. */
-async function functionsColdStarts(): Promise<number> {
+async function functionsColdStarts(script: string): Promise<number> {
   const kv = await start(
     "tools/kv_host/main.ts",
     {},
@@ -164,19 +205,19 @@ async function functionsColdStarts(): Promise<number> {
     ["--port", "0", "--token", KV_TOKEN],
   );
   const env = { MQ_KV: kv.url, DENO_KV_ACCESS_TOKEN: KV_TOKEN };
-  const broker = await start("runtime/main.ts", { ...env, DATA_DIR: newDir("split") });
+  const broker = await start(BROKER, { ...env, DATA_DIR: newDir("split") });
   try {
     await produce(broker.url, "split");
     const times: number[] = [];
     for (let i = 0; i < runs; i++) {
-      const f = await start("functions/main.ts", env);
+      const f = await start(script, env);
       let status = 0;
       for (let tries = 0; tries < 100 && status !== 201; tries++) {
         status = await produce(f.url, "split").catch(() => 0);
       }
       times.push(performance.now() - f.spawnedAt);
       await f.stop();
-      say(`  functions run ${i + 1}: first answer (${status}) at ${times.at(-1)!.toFixed(0)} ms`);
+      say(`  ${script} run ${i + 1}: first answer (${status}) at ${times.at(-1)!.toFixed(0)} ms`);
     }
     return median(times);
   } finally {
@@ -210,7 +251,7 @@ function produceRate(url: string, topics: number): Promise<number> {
 
 async function manyTopics() {
   const dataDir = newDir("topics");
-  let b = await start("runtime/main.ts", { DATA_DIR: dataDir });
+  let b = await start(BROKER, { DATA_DIR: dataDir });
   const many = Array.from({ length: topicCount }, (_, i) => `t${i}`);
   for (let i = 0; i < many.length; i += 50) {
     const mq = new MqClient({ baseUrl: b.url });
@@ -236,7 +277,7 @@ async function manyTopics() {
   await b.stop();
   const clean = b.stoppedCleanly();
   const shutdownMs = performance.now() - stopAt;
-  b = await start("runtime/main.ts", { DATA_DIR: dataDir });
+  b = await start(BROKER, { DATA_DIR: dataDir });
   const after = await allOffsets(b.url, many);
   await b.stop();
   const flushed = counts.every((c, i) => after[i] >= c);
@@ -274,10 +315,15 @@ say(
 );
 try {
   const skip = (phase: string) => only !== "" && only !== phase;
-  say("[1] cold start and idle RSS…");
-  const c = skip("cold") ? { cold: NaN, listening: NaN, rss: NaN } : await coldStarts();
+  const none = { cold: NaN, listening: NaN, rss: NaN, cpu: NaN };
+  if (bundled && (!skip("cold") || !skip("functions"))) await buildBundle();
+  say("[1] cold start and idle RSS (and a bare Hono server's, the floor)…");
+  const floor = skip("cold") ? none : await coldStarts("bench/http/hello_server.ts");
+  const c = skip("cold") ? none : await coldStarts(BROKER);
+  const cb = skip("cold") || !bundled ? none : await coldStarts(BROKER_BUNDLE);
   say("[2] split-mode functions cold start…");
-  const f = skip("functions") ? NaN : await functionsColdStarts();
+  const f = skip("functions") ? NaN : await functionsColdStarts(FUNCTIONS);
+  const fb = skip("functions") || !bundled ? NaN : await functionsColdStarts(FUNCTIONS_BUNDLE);
   say(`[3] ${topicCount} topics vs 1, and shutdown…`);
   const t = skip("topics")
     ? { one: NaN, all: NaN, shutdownMs: NaN, clean: false, flushed: false }
@@ -287,8 +333,17 @@ try {
     runtime_version: runtime.version,
     cold_start_ms: round(c.cold),
     listening_ms: round(c.listening),
+    cold_start_cpu_ms: round(c.cpu),
     idle_rss_mib: round(c.rss),
     functions_cold_start_ms: round(f),
+    cold_start_bundled_ms: round(cb.cold),
+    listening_bundled_ms: round(cb.listening),
+    cold_start_bundled_cpu_ms: round(cb.cpu),
+    idle_rss_bundled_mib: round(cb.rss),
+    functions_cold_start_bundled_ms: round(fb),
+    floor_cold_start_ms: round(floor.cold),
+    floor_idle_rss_mib: round(floor.rss),
+    floor_cold_start_cpu_ms: round(floor.cpu),
     produce_1_topic_per_s: round(t.one),
     produce_many_topics_per_s: round(t.all),
     topics: topicCount,

@@ -1,7 +1,8 @@
 // What every RPC module of the gRPC front end is given (server.ts builds it).
-import type { BrokerClient, RecordApi } from "../../runtime/protocol/core_api.ts";
+import type { BrokerClient, BrokerResolver, RecordApi } from "../../runtime/protocol/core_api.ts";
+import type { GrpcSettings } from "../../runtime/protocol/grpc_settings.ts";
 import type { TransactionCheck } from "../../runtime/protocol/transaction_types.ts";
-import type { ProduceMessage } from "../../runtime/protocol/types.ts";
+import type { ApiKeyConfig, ProduceMessage } from "../../runtime/protocol/types.ts";
 import type { ApiSource } from "../routes/route.ts";
 import type { GrpcAuth } from "./auth.ts";
 import type { AutoRenew } from "./renew.ts";
@@ -55,4 +56,23 @@ export interface GrpcDeps {
   nowMs: () => number;
   /** Largest message body (maxMessageSize), told to producers in their settings. */
   maxMessageSize: number;
+}
+
+/** What the front end is started with (server.ts; service.ts builds GrpcDeps from it). */
+export interface GrpcServerOptions {
+  broker: BrokerResolver;
+  apiKeys: ApiKeyConfig[];
+  settings: GrpcSettings;
+  host: string;
+  log: Log;
+  brokerName: string;
+  maxMessageSize: number;
+  pullWaitMsMax: number;
+  nowMs: () => number;
+  transactions?: TransactionHook;
+  /** The in-process core's records, when the broker runs here (QueryOffset by timestamp). */
+  records?: GrpcDeps["records"];
+  /** Put the GOAWAY shield (goaway_shield.ts) in front: for Deno, whose node:http2 server
+   * aborts on a client's GOAWAY. */
+  goawayShield?: boolean;
 }

@@ -66,13 +66,25 @@ export interface Shield {
 export function startGoawayShield(options: {
   host: string;
   port: number;
-  target: number;
+  /** The loopback port to relay to; asked on each connection (the first one starts it). */
+  target: () => Promise<number>;
   tls?: { cert: Buffer; key: Buffer };
 }): Promise<Shield> {
   const sockets = new Set<net.Socket>();
-  const relay = (client: net.Socket) => {
+  const accept = (client: net.Socket) => {
+    // Bytes that come before the target is known wait in the socket (paused).
+    client.pause();
+    sockets.add(client);
+    client.once("close", () => sockets.delete(client));
+    options.target().then((port) => {
+      if (client.destroyed) return;
+      relay(client, port);
+      client.resume();
+    }, () => client.destroy());
+  };
+  const relay = (client: net.Socket, port: number) => {
     const filter = new GoawayFilter();
-    const upstream = net.connect({ host: "127.0.0.1", port: options.target });
+    const upstream = net.connect({ host: "127.0.0.1", port });
     sockets.add(client).add(upstream);
     client.setNoDelay(true);
     upstream.setNoDelay(true);
@@ -94,9 +106,9 @@ export function startGoawayShield(options: {
   const server = options.tls
     ? tls.createServer(
       { cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ["h2"] },
-      relay,
+      accept,
     )
-    : net.createServer(relay);
+    : net.createServer(accept);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

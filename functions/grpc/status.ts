@@ -2,8 +2,19 @@
 // `Code` enum, carried in a `Status` inside an OK gRPC response as the proxy does
 // (reference/rocketmq-grpc.md §1, §7). Refused credentials are the one exception: they end
 // the call with the gRPC status UNAUTHENTICATED or PERMISSION_DENIED (GrpcRefusal).
-import { status as GrpcStatus } from "@grpc/grpc-js";
 import { BrokerError, type ProblemCode } from "../../runtime/protocol/errors.ts";
+
+/** gRPC status codes (the protocol's; grpc-js's `status` enum has the same values). */
+export const GrpcStatus = {
+  OK: 0,
+  UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAUTHENTICATED: 16,
+} as const;
 
 /** apache.rocketmq.v2.Code values used here. */
 export const Code = {
@@ -105,7 +116,7 @@ export function status(code: number, message: string): Status {
 
 /** Ends a call with a gRPC status (not a Code): refused credentials, a malformed stream. */
 export class GrpcRefusal extends Error {
-  constructor(readonly grpcCode: GrpcStatus, message: string) {
+  constructor(readonly grpcCode: number, message: string) {
     super(message);
   }
 

@@ -83,6 +83,22 @@ export const STORE_SETTINGS = [
     doc: "Time between checkpoints (ConsumeQueue and index flush, then the checkpoint file).",
     rocketmq: "flushIntervalConsumeQueue",
   }),
+  intSetting("store.flushConsumeQueueLeastPages", "MQ_CQ_FLUSH_LEAST_PAGES", {
+    unit: "count",
+    default: 2,
+    min: 0,
+    doc:
+      "A checkpoint syncs a ConsumeQueue once it holds this many 4 KiB pages of new units (or its oldest unsynced unit is store.flushConsumeQueueThoroughInterval old); 0 syncs every queue at every checkpoint. Keeps a checkpoint's fdatasync calls in step with the data written when traffic is spread over thousands of queues; messages stay as durable as the CommitLog flush makes them (a crash re-dispatches the rest).",
+    rocketmq: "flushConsumeQueueLeastPages",
+  }),
+  intSetting("store.flushConsumeQueueThoroughInterval", "MQ_CQ_FLUSH_THOROUGH_INTERVAL_MS", {
+    unit: "ms",
+    default: 10_000,
+    min: 0,
+    doc:
+      "The longest a ConsumeQueue's new units wait for their fdatasync: the most CommitLog time a crash recovery re-dispatches (RocketMQ's default is 60,000). 0 syncs every queue at every checkpoint.",
+    rocketmq: "flushConsumeQueueThoroughInterval",
+  }),
   intSetting("store.maxHashSlotNum", "MQ_INDEX_HASH_SLOTS", {
     unit: "count",
     default: 5_000_000,

@@ -1,6 +1,6 @@
 // Settings of the RocketMQ 5 gRPC front end (functions/grpc/, docs/grpc.md). Rows of the
 // broker's settings table that split-mode functions read from the environment too.
-import { boolSetting, fromEnv, intSetting, textSetting } from "./setting.ts";
+import { boolSetting, choiceSetting, fromEnv, intSetting, textSetting } from "./setting.ts";
 
 const MIB = 1024 * 1024;
 
@@ -76,6 +76,51 @@ export const GRPC_AUTO_RENEW_HELD_MAX = intSetting(
   },
 );
 
+export const GRPC_TRANSPORT = choiceSetting("grpcTransport", "MQ_GRPC_TRANSPORT", [
+  "grpc-js",
+  "lean",
+], {
+  default: "lean",
+  doc:
+    "HTTP/2 under the gRPC front end: lean (our own HTTP/2 framing, functions/grpc/h2; under half of grpc-js's CPU per call) or grpc-js (its node:http2 server).",
+});
+export const GRPC_H2_STREAMS_MAX = intSetting("grpcH2StreamsMax", "MQ_GRPC_H2_STREAMS_MAX", {
+  unit: "count",
+  default: 1000,
+  min: 1,
+  doc: "Lean transport: streams one connection may have open (SETTINGS_MAX_CONCURRENT_STREAMS).",
+});
+export const GRPC_H2_WINDOW_BYTES = intSetting("grpcH2WindowBytes", "MQ_GRPC_H2_WINDOW_BYTES", {
+  unit: "bytes",
+  default: 1024 * 1024,
+  defaultText: "1048576 (1 MiB)",
+  min: 65_535,
+  max: 0x7fffffff,
+  doc: "Lean transport: receive window of each stream and of each connection (flow control).",
+});
+export const GRPC_H2_FRAME_BYTES_MAX = intSetting(
+  "grpcH2FrameBytesMax",
+  "MQ_GRPC_H2_FRAME_BYTES_MAX",
+  {
+    unit: "bytes",
+    default: 16_384,
+    min: 16_384,
+    max: 16_777_215,
+    doc: "Lean transport: largest frame payload accepted (SETTINGS_MAX_FRAME_SIZE).",
+  },
+);
+export const GRPC_H2_HEADER_BYTES_MAX = intSetting(
+  "grpcH2HeaderBytesMax",
+  "MQ_GRPC_H2_HEADER_BYTES_MAX",
+  {
+    unit: "bytes",
+    default: 16_384,
+    min: 1024,
+    doc:
+      "Lean transport: largest header block and decoded header list of a request (SETTINGS_MAX_HEADER_LIST_SIZE).",
+  },
+);
+
 export const GRPC_SETTINGS = [
   GRPC_ENABLED,
   GRPC_PORT,
@@ -87,6 +132,11 @@ export const GRPC_SETTINGS = [
   GRPC_AUTO_RENEW_MS,
   GRPC_AUTO_RENEW_MAX_MS,
   GRPC_AUTO_RENEW_HELD_MAX,
+  GRPC_TRANSPORT,
+  GRPC_H2_STREAMS_MAX,
+  GRPC_H2_WINDOW_BYTES,
+  GRPC_H2_FRAME_BYTES_MAX,
+  GRPC_H2_HEADER_BYTES_MAX,
 ] as const;
 
 export interface GrpcSettings {
@@ -100,6 +150,11 @@ export interface GrpcSettings {
   grpcAutoRenewMs: number;
   grpcAutoRenewMaxMs: number;
   grpcAutoRenewHeldMax: number;
+  grpcTransport: "grpc-js" | "lean";
+  grpcH2StreamsMax: number;
+  grpcH2WindowBytes: number;
+  grpcH2FrameBytesMax: number;
+  grpcH2HeaderBytesMax: number;
 }
 
 /** The gRPC settings from the environment, for split-mode functions (PORT 0 → grpcPort 0
@@ -117,5 +172,10 @@ export function grpcSettingsFromEnv(env: Record<string, string | undefined>): Gr
     grpcAutoRenewMs: fromEnv(GRPC_AUTO_RENEW_MS, env),
     grpcAutoRenewMaxMs: fromEnv(GRPC_AUTO_RENEW_MAX_MS, env),
     grpcAutoRenewHeldMax: fromEnv(GRPC_AUTO_RENEW_HELD_MAX, env),
+    grpcTransport: fromEnv(GRPC_TRANSPORT, env),
+    grpcH2StreamsMax: fromEnv(GRPC_H2_STREAMS_MAX, env),
+    grpcH2WindowBytes: fromEnv(GRPC_H2_WINDOW_BYTES, env),
+    grpcH2FrameBytesMax: fromEnv(GRPC_H2_FRAME_BYTES_MAX, env),
+    grpcH2HeaderBytesMax: fromEnv(GRPC_H2_HEADER_BYTES_MAX, env),
   };
 }

@@ -36,6 +36,10 @@ export class ConsumeQueue {
   #pendingFirst = 0;
   #dirty = new Set<CqFile>();
   #newNames = false;
+  /** Since the last sync: first unit's CommitLog offset, units, skips (datasyncAll). */
+  unsyncedFrom = Infinity;
+  unsyncedUnits = 0;
+  skippedSyncs = 0;
   readonly dir: string;
 
   constructor(
@@ -121,6 +125,7 @@ export class ConsumeQueue {
     }
     if (this.#pending.length === 0) this.#pendingFirst = queueOffset;
     this.#pending.push(commitLogOffset, size, tagsCode);
+    if (this.unsyncedUnits++ === 0) this.unsyncedFrom = commitLogOffset;
     this.#maxOffset = queueOffset + 1;
     this.#maxPhysicOffset = commitLogOffset + size;
     if (this.#pending.length >= PENDING_UNITS_MAX * 3) this.#flushWrites();
@@ -174,8 +179,15 @@ export class ConsumeQueue {
     this.#flushWrites();
   }
 
+  /** Something not yet durable: units, zeroed ranges or new file names. */
+  get needsSync(): boolean {
+    return this.#pending.length > 0 || this.#dirty.size > 0 || this.#newNames;
+  }
   /** Makes written units and new file names durable (checkpoint). */
   async datasync(): Promise<void> {
+    // Puts from here on are the next sync's (the checkpoint read its bound before).
+    this.unsyncedFrom = Infinity;
+    this.unsyncedUnits = this.skippedSyncs = 0;
     this.#flushWrites();
     const dirty = [...this.#dirty];
     this.#dirty.clear();

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { SimDisk } from "../sim_disk.ts";
 import { ConsumeQueue, CQ_UNIT_BYTES } from "./consume_queue.ts";
+import { ConsumeQueueStore } from "./consume_queue_store.ts";
 import { readFully } from "../file_port.ts";
 
 function newQueue(disk: SimDisk, unitsPerFile = 10) {
@@ -118,4 +119,33 @@ Deno.test("ConsumeQueue starting mid-file is padded in front", () => {
   assert.equal(again.minOffset, 13);
   assert.equal(again.maxOffset, 14);
   again.close();
+});
+
+Deno.test("ConsumeQueueStore.datasyncAll(policy) syncs the queues due and bounds the rest", async () => {
+  const disk = new SimDisk();
+  const store = new ConsumeQueueStore(disk, "/s", 10);
+  store.load();
+  const policy = { leastUnits: 3, maxSkips: 2 };
+  const busy = store.getOrCreate("busy", 0);
+  const sparse = store.getOrCreate("sparse", 0);
+  for (let i = 0; i < 3; i++) busy.put(i, 1000 + i * 100, 100, 0);
+  sparse.put(0, 1050, 10, 0);
+  const synced = () => disk.stats.datasyncs;
+  let before = synced();
+  // busy has 3 new units (due); sparse has 1: skipped, so only below 1050 is durable.
+  assert.equal(await store.datasyncAll(policy), 1050);
+  assert.equal(busy.needsSync, false);
+  assert.equal(sparse.needsSync, true);
+  assert.ok(synced() > before);
+  sparse.put(1, 2000, 10, 0);
+  assert.equal(await store.datasyncAll(policy), 1050, "skipped twice: still the first unit");
+  before = synced();
+  assert.equal(await store.datasyncAll(policy), Infinity, "maxSkips reached: synced");
+  assert.equal(sparse.needsSync, false);
+  assert.ok(synced() > before);
+  // Without a policy every queue with anything new is synced.
+  sparse.put(2, 3000, 10, 0);
+  assert.equal(await store.datasyncAll(), Infinity);
+  assert.equal(sparse.needsSync, false);
+  store.close();
 });

@@ -1,0 +1,140 @@
+// A gRPC call on a lean stream, shaped as the grpc-js server call objects the RPC modules
+// use (request, metadata, write, end, cancelled, getDeadline, the events "data", "end",
+// "cancelled", "error", "close"), so one set of handlers serves both transports.
+import { Buffer } from "node:buffer";
+import { EventEmitter } from "node:events";
+import type { H2Stream } from "./stream.ts";
+
+const DEADLINE_EXCEEDED = 4;
+const INTERNAL = 13;
+
+/** grpc-timeout ("100m", "5S", …: gRPC over HTTP/2) in ms; Infinity when absent. */
+export function timeoutMs(value: string | undefined): number {
+  if (!value) return Infinity;
+  const m = /^(\d{1,8})([HMSmun])$/.exec(value);
+  if (!m) return Infinity;
+  const n = Number(m[1]);
+  const per = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 }[m[2]]!;
+  return n * per;
+}
+
+/** Cuts incoming DATA into gRPC messages (5-byte prefix, uncompressed only). */
+export class MessageReader {
+  #buf: Buffer = Buffer.alloc(0);
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Buffer, out: Buffer[]): string | undefined {
+    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
+    while (this.#buf.length >= 5) {
+      if (this.#buf[0] !== 0) return "compressed messages are not accepted";
+      const n = this.#buf.readUInt32BE(1);
+      if (n > this.maxBytes) return `a message of ${n} bytes is over ${this.maxBytes}`;
+      if (this.#buf.length < 5 + n) break;
+      out.push(this.#buf.subarray(5, 5 + n));
+      this.#buf = this.#buf.subarray(5 + n);
+    }
+    return undefined;
+  }
+
+  get partial(): boolean {
+    return this.#buf.length > 0;
+  }
+}
+
+export interface StatusObject {
+  code: number;
+  details?: string;
+}
+
+export class H2Call extends EventEmitter {
+  request: unknown;
+  readonly metadata: { get(key: string): string[] };
+  cancelled = false;
+  writableEnded = false;
+  readonly #deadline: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  constructor(
+    readonly stream: H2Stream,
+    private readonly serialize: (value: unknown) => Uint8Array,
+    nowMs: number,
+  ) {
+    super();
+    const headers = stream.headers;
+    this.metadata = { get: (k) => (headers.has(k) ? [headers.get(k)!] : []) };
+    const ms = timeoutMs(headers.get("grpc-timeout"));
+    this.#deadline = nowMs + ms;
+    if (Number.isFinite(ms)) {
+      this.#timer = setTimeout(() => this.#deadlinePassed(), ms);
+      (this.#timer as { unref?: () => void }).unref?.();
+    }
+    stream.onreset = () => this.#cancel();
+  }
+
+  getDeadline(): number {
+    return this.#deadline;
+  }
+
+  write(value: unknown): boolean {
+    if (this.writableEnded || this.cancelled) return false;
+    let bytes: Uint8Array;
+    try {
+      bytes = value instanceof Uint8Array ? value : this.serialize(value);
+    } catch (err) {
+      this.fail(INTERNAL, `Cannot encode the response: ${(err as Error).message}`);
+      return false;
+    }
+    this.stream.message(bytes);
+    return true;
+  }
+
+  end(): void {
+    this.#finish(0, "");
+  }
+
+  /** Ends the call with a non-OK status. */
+  fail(code: number, details: string) {
+    this.#finish(code, details);
+  }
+
+  /** grpc-js's way for a handler to end a call with a status: emit("error", {code, details}). */
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === "error") {
+      const s = args[0] as StatusObject | undefined;
+      this.#finish(s?.code ?? INTERNAL, s?.details ?? "");
+      return this.listenerCount("error") > 0 ? super.emit(event, ...args) : true;
+    }
+    return super.emit(event, ...args);
+  }
+
+  #finish(code: number, details: string) {
+    if (this.writableEnded) return;
+    this.writableEnded = true;
+    clearTimeout(this.#timer);
+    if (!this.cancelled) this.stream.finish(code, details);
+    this.#close();
+  }
+
+  /** As grpc-js: the client gets DEADLINE_EXCEEDED and the handler sees a cancelled call. */
+  #deadlinePassed() {
+    if (this.writableEnded || this.cancelled) return;
+    this.stream.finish(DEADLINE_EXCEEDED, "Deadline exceeded");
+    this.writableEnded = true;
+    this.#cancel();
+  }
+
+  #cancel() {
+    if (this.cancelled) return this.#close();
+    this.cancelled = true;
+    clearTimeout(this.#timer);
+    super.emit("cancelled");
+    this.#close();
+  }
+
+  #close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    queueMicrotask(() => super.emit("close"));
+  }
+}
