@@ -66,7 +66,8 @@ export class ClusterQstash implements QstashApi {
   async #anyGroup<T>(f: (q: QstashApi) => Promise<T>): Promise<T> {
     const links = await this.#live();
     if (signature(links) !== this.#synced) {
-      await this.#agree().catch(() => this.#synced = signature(links));
+      await this.#agree().catch(() => {});
+      this.#synced = signature(links);
     }
     let failure: unknown;
     for (const link of links) {
@@ -108,11 +109,16 @@ export class ClusterQstash implements QstashApi {
   }
 
   /** Reads every live group's keys; those holding other keys than the cluster's get them. */
+  /** Groups that cannot be reached are left out of the vote (and not synced: the next
+   * call tries them again); none reachable is the first failure. */
   async #agree() {
-    const links = await this.#live();
-    const held = await Promise.all(
-      links.map((l) => this.#on(l, READ, (q) => q.qstashSigningKeys())),
+    const all = await this.#live();
+    const settled = await Promise.allSettled(
+      all.map((l) => this.#on(l, READ, (q) => q.qstashSigningKeys())),
     );
+    const links = all.filter((_, i) => settled[i].status === "fulfilled");
+    const held = settled.flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
+    if (links.length === 0) throw (settled[0] as PromiseRejectedResult).reason;
     const votes = new Map<string, number>();
     for (const k of held) votes.set(key(k), (votes.get(key(k)) ?? 0) + 1);
     const most = Math.max(...votes.values());
@@ -121,7 +127,7 @@ export class ClusterQstash implements QstashApi {
       links.filter((_, i) => !same(held[i], keys))
         .map((l) => this.#on(l, WRITE, (q) => q.setQstashSigningKeys(keys))),
     );
-    this.#synced = signature(links);
+    this.#synced = links.length === all.length ? signature(all) : "";
     return { keys, links, held };
   }
 

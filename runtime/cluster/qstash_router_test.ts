@@ -48,6 +48,7 @@ Deno.test("ClusterQstash: majority keys, a down group does not stop publishing",
   d.state.down = true;
   live = [d.link, ...groups.map((g) => g.link)];
   await q.checkDestination("https://ok.example.com/"); // answered by the next group
+  assert.deepEqual(await q.qstashSigningKeys(), two); // /v2/keys answers without d
   await assert.rejects(
     q.checkDestination("http://10.0.0.1/"),
     (e) => e instanceof BrokerError && e.code === "WEBHOOK_URL_REFUSED",
