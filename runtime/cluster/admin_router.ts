@@ -11,14 +11,15 @@ import type {
 } from "../protocol/types.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { ClusterContext } from "./context.ts";
-import { fanOut, firstFound, firstLive } from "./fanout.ts";
+import { broadcast, fanOut, firstFound, firstLive } from "./fanout.ts";
 
 export class AdminRouter {
   constructor(private readonly ctx: ClusterContext) {}
 
   async upsertGroup(group: string, settings?: GroupSettings): Promise<GroupView> {
-    const answers = await fanOut(
+    const answers = await broadcast(
       this.ctx,
+      `settings of consumer group ${group}`,
       await this.ctx.groups(),
       undefined,
       (c) => c.upsertGroup(group, settings),

@@ -3,7 +3,7 @@
 // marks it and drops the cached route, so the next call re-reads the coordination store).
 import { BrokerError } from "../protocol/errors.ts";
 import { QUEUE_ID_STRIDE } from "../protocol/cluster_types.ts";
-import type { GroupSettings } from "../protocol/types.ts";
+import { type GroupSettings, signalOf, type SignalSource } from "../protocol/types.ts";
 import type { ClusterRouteSource, GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import { FaultTracker, isGroupFailure } from "./fault.ts";
 import { TopicQueues } from "./queue_map.ts";
@@ -14,22 +14,30 @@ export interface ClusterRouterOptions {
   clusterSendLatencyFaultEnable?: boolean;
   clusterFaultBackoffMs?: number;
   clusterPopPollSliceMs?: number;
+  clusterAutoCreateTopicEnable?: boolean;
+  clusterRotationKeysMax?: number;
+  /** Where a broadcast that some live groups failed is reported (default console.warn). */
+  log?: (line: string) => void;
   nowMs?: () => number;
 }
 
 const CREATE = { create: true } as const;
 
-type Settings = Required<Omit<ClusterRouterOptions, "nowMs">>;
+type Settings = Required<Omit<ClusterRouterOptions, "nowMs" | "log">>;
 
 export class ClusterContext {
   readonly settings: Settings;
   readonly faults: FaultTracker;
   readonly nowMs: () => number;
+  readonly log: (line: string) => void;
+  /** Broadcast writes that some live group missed (fanout.ts broadcast). */
+  partialBroadcasts = 0;
   readonly #queues = new WeakMap<ResolvedTopicRoute, TopicQueues>();
 
   constructor(readonly routes: ClusterRouteSource, options: ClusterRouterOptions = {}) {
     const defaults = Object.fromEntries(CLUSTER_ROUTER_SETTINGS.map((r) => [r.name, r.default]));
-    const { nowMs, ...given } = options;
+    const { nowMs, log, ...given } = options;
+    this.log = log ?? ((line) => console.warn(line));
     const set = Object.entries(given).filter(([, v]) => v !== undefined);
     this.settings = { ...defaults, ...Object.fromEntries(set) } as Settings;
     this.nowMs = nowMs ?? Date.now;
@@ -83,15 +91,16 @@ export class ClusterContext {
     topic: string | undefined,
     group: string,
     f: (client: GroupLink["client"]) => Promise<T>,
+    signal?: SignalSource,
   ): Promise<T> {
     try {
-      return await this.call(link, topic, f);
+      return await this.call(link, topic, f, signal);
     } catch (err) {
       if (!(err instanceof BrokerError && err.code === "GROUP_NOT_FOUND")) throw err;
       const settings = await this.#groupSettings(group, link.name);
       if (settings === undefined) throw err;
       await this.call(link, topic, (c) => c.upsertGroup(group, settings));
-      return this.call(link, topic, f);
+      return this.call(link, topic, f, signal);
     }
   }
 
@@ -109,20 +118,25 @@ export class ClusterContext {
   }
 
   /** Runs `f` against one group: a group failure marks it and invalidates `topic`'s route
-   * (every route when no topic is concerned). */
+   * (the source drops its live-group cache with it). Without a topic (an ack, a wrapped
+   * id), every route is dropped, but only on the group's first failure in its backoff
+   * window, so an outage does not empty the cache on every call. A call the caller ended
+   * (`signal` aborted, or an AbortError / TimeoutError) is no failure of the group. */
   async call<T>(
     link: GroupLink,
     topic: string | undefined,
     f: (client: GroupLink["client"]) => Promise<T>,
+    signal?: SignalSource,
   ): Promise<T> {
     try {
       const value = await f(link.client);
       this.faults.succeeded(link.name);
       return value;
     } catch (err) {
-      if (isGroupFailure(err)) {
+      if (isGroupFailure(err) && !signalOf(signal)?.aborted) {
+        const first = this.faults.available(link.name);
         this.faults.failed(link.name);
-        this.routes.invalidate(topic);
+        if (topic !== undefined || first) this.routes.invalidate(topic);
       }
       throw err;
     }

@@ -49,6 +49,58 @@ export async function fanOut<T>(
 }
 
 /**
+ * A broadcast write that tolerates live-but-failing groups: it succeeds when at least one
+ * group took it. Groups that failed as groups (unreachable, not the leader, a 5xx: in
+ * failover) are reported through the router's log and left for the next call (heartbeats
+ * repeat every few seconds; a consumer group missing on a group is copied there on first
+ * use, ClusterContext.forGroup; check settings and webhook subscriptions must be sent
+ * again: docs/cluster.md). A refusal (4xx other than `absent`) still fails the call: the
+ * request is wrong, not a group. Nothing taken anywhere: the first error.
+ */
+export async function broadcast<T>(
+  ctx: ClusterContext,
+  what: string,
+  links: readonly GroupLink[],
+  topic: string | undefined,
+  f: (client: GroupLink["client"], link: GroupLink) => Promise<T>,
+  options: { absent?: readonly ProblemCode[]; consumerGroup?: string } = {},
+): Promise<Answer<T>[]> {
+  const { absent = [], consumerGroup } = options;
+  const settled = await Promise.allSettled(
+    links.map((link) =>
+      consumerGroup === undefined
+        ? ctx.call(link, topic, (c) => f(c, link))
+        : ctx.forGroup(link, topic, consumerGroup, (c) => f(c, link))
+    ),
+  );
+  const answers: Answer<T>[] = [];
+  const missed: { link: GroupLink; err: unknown }[] = [];
+  let absentError: unknown;
+  for (let i = 0; i < settled.length; i++) {
+    const s = settled[i];
+    if (s.status === "fulfilled") answers.push({ link: links[i], value: s.value });
+    else if (s.reason instanceof BrokerError && absent.includes(s.reason.code)) {
+      absentError ??= s.reason;
+    } else if (isGroupFailure(s.reason)) missed.push({ link: links[i], err: s.reason });
+    else throw s.reason;
+  }
+  if (answers.length === 0) {
+    throw absentError ?? missed[0]?.err ??
+      new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
+  }
+  if (missed.length > 0) {
+    ctx.partialBroadcasts++;
+    ctx.log(
+      `cluster router: ${what} reached ${answers.map((a) => a.link.name).join(",")} but not ${
+        missed.map((m) => `${m.link.name} (${m.err instanceof Error ? m.err.message : m.err})`)
+          .join(", ")
+      }`,
+    );
+  }
+  return answers;
+}
+
+/**
  * One group after another (`links` in order of preference) until one answers; `notFound`
  * (and a failed group) moves on, any other refusal is the answer. All missing: the first
  * notFound error, else the first group failure.

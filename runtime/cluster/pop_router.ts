@@ -6,15 +6,18 @@ import { BrokerError } from "../protocol/errors.ts";
 import type { AckResult, PopMessage, ReceiveOptions, SignalSource } from "../protocol/types.ts";
 import { itemError } from "../core/errors.ts";
 import type { ClusterContext } from "./context.ts";
-import { globalized, type TopicQueues } from "./queue_map.ts";
+import type { TopicQueues } from "./queue_map.ts";
+import { messageIn } from "./global_ids.ts";
 import type { GroupLink } from "./route_source.ts";
 import { unwrapReceiptHandle, wrapToken } from "./handles.ts";
 import { PollRotation, sweepThenPoll } from "./poll_loop.ts";
 
 export class PopRouter {
-  readonly #rotation = new PollRotation();
+  readonly #rotation: PollRotation;
 
-  constructor(private readonly ctx: ClusterContext) {}
+  constructor(private readonly ctx: ClusterContext) {
+    this.#rotation = new PollRotation(ctx.settings.clusterRotationKeysMax);
+  }
 
   async receive(
     group: string,
@@ -23,14 +26,16 @@ export class PopRouter {
   ): Promise<PopMessage[]> {
     const queues = await this.ctx.queues(options.topic);
     const order = this.#rotation.order(`${group}\u0000${options.topic}`, readableLinks(queues));
-    return sweepThenPoll(
+    const got = await sweepThenPoll(
       this.ctx,
-      order,
+      order.links,
       options,
       signal,
       (link, max, waitMs) =>
         this.#receiveFrom(queues, link, group, { ...options, max, waitMs }, signal),
     );
+    order.advance();
+    return got;
   }
 
   async #receiveFrom(
@@ -45,9 +50,10 @@ export class PopRouter {
       queues.topic,
       group,
       (c) => c.receive(group, options, signal),
+      signal,
     );
     return got.map((m) => ({
-      ...globalized(queues, link.name, m),
+      ...messageIn(queues, link.name, m),
       receiptHandle: wrapToken(link.name, m.receiptHandle),
     }));
   }

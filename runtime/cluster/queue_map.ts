@@ -65,11 +65,12 @@ export class TopicQueues {
     return this.#byName.get(name);
   }
 
-  /** A group's own id as a global one; unchanged when the group is not in the route (a
-   * %RETRY% or %DLQ% queue of the group itself, which the route does not list). */
+  /** A group's own id as a global one; -1 when the group is not in the route (no queue
+   * of this topic's route is meant: never the group's own id, another group's queue). */
   toGlobal(groupName: string, localQueueId: number): number {
     const g = this.#byName.get(groupName);
-    return g === undefined || localQueueId < 0 ? localQueueId : globalQueueId(g.slot, localQueueId);
+    if (localQueueId < 0) return localQueueId;
+    return g === undefined ? -1 : globalQueueId(g.slot, localQueueId);
   }
 }
 
