@@ -99,5 +99,4 @@ export class OpsRouter {
   async #withOps(view: "listGroups" | "groupProgress" | "clusterView"): Promise<GroupLink[]> {
     return (await this.ctx.groups()).filter((l) => l.client[view] !== undefined);
   }
-
 }

@@ -97,19 +97,25 @@ export class TransactionRouter {
     signal?: SignalSource,
   ): Promise<TransactionCheck[]> {
     const order = this.#rotation.order(group, await this.ctx.groups());
-    const checks = await sweepThenPoll(this.ctx, order.links, options, signal, async (link, max, waitMs) => {
-      const got = await this.ctx.call(
-        link,
-        undefined,
-        (c) => c.pollTransactionChecks(group, { max, waitMs }, signal),
-        signal,
-      );
-      return Promise.all(got.map(async (check) => ({
-        ...check,
-        transactionId: wrapToken(link.name, check.transactionId),
-        queueId: await this.#toGlobal(link, check.topic, check.queueId),
-      })));
-    });
+    const checks = await sweepThenPoll(
+      this.ctx,
+      order.links,
+      options,
+      signal,
+      async (link, max, waitMs) => {
+        const got = await this.ctx.call(
+          link,
+          undefined,
+          (c) => c.pollTransactionChecks(group, { max, waitMs }, signal),
+          signal,
+        );
+        return Promise.all(got.map(async (check) => ({
+          ...check,
+          transactionId: wrapToken(link.name, check.transactionId),
+          queueId: await this.#toGlobal(link, check.topic, check.queueId),
+        })));
+      },
+    );
     order.advance();
     return checks;
   }
