@@ -73,11 +73,13 @@ Deno.test("ClusterClient under partial failure", async (t) => {
       await client.produce("t", { body, queueId: 0 });
       await client.produce("t", { body, queueId: 0 });
       await groups[1].broker.deleteTopic("t"); // g-b now answers TOPIC_NOT_FOUND
+      routes.invalidated.length = 0;
       let got: { queueId: number }[] = [];
       for (let i = 0; i < 3 && got.length === 0; i++) {
         got = await client.receive("cg", { topic: "t", max: 4 });
       }
       assert.deepEqual(got.map((m) => m.queueId), [0, 0]);
+      assert.deepEqual(routes.invalidated, ["t"], "the refusal made the route re-read");
       // Every group refusing, nothing taken: the refusal is the answer.
       await assert.rejects(client.receive("no-such-group", { topic: "t", max: 1 }));
       await groups[1].broker.upsertTopic("t", { readQueueNums: 1, writeQueueNums: 1 });

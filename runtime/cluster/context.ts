@@ -3,7 +3,7 @@
 // marks it and drops the cached route, so the next call re-reads the coordination store).
 import { BrokerError } from "../protocol/errors.ts";
 import { QUEUE_ID_STRIDE } from "../protocol/cluster_types.ts";
-import { type GroupSettings, signalOf, type SignalSource } from "../protocol/types.ts";
+import { signalOf, type SignalSource } from "../protocol/types.ts";
 import type { ClusterRouteSource, GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import { FaultTracker, isGroupFailure } from "./fault.ts";
 import { TopicQueues } from "./queue_map.ts";
@@ -82,39 +82,9 @@ export class ClusterContext {
     return this.routes.groups();
   }
 
-  /** As call(), for a call about consumer group `group`: a broker group that never heard
-   * of it (one that joined the topic after the group was created) is given the settings
-   * another live group holds, and asked again, so consumers keep working through an
-   * expansion. Without a group holding it, GROUP_NOT_FOUND stands. */
-  async forGroup<T>(
-    link: GroupLink,
-    topic: string | undefined,
-    group: string,
-    f: (client: GroupLink["client"]) => Promise<T>,
-    signal?: SignalSource,
-  ): Promise<T> {
-    try {
-      return await this.call(link, topic, f, signal);
-    } catch (err) {
-      if (!(err instanceof BrokerError && err.code === "GROUP_NOT_FOUND")) throw err;
-      const settings = await this.#groupSettings(group, link.name);
-      if (settings === undefined) throw err;
-      await this.call(link, topic, (c) => c.upsertGroup(group, settings));
-      return this.call(link, topic, f, signal);
-    }
-  }
-
-  async #groupSettings(group: string, missingAt: string): Promise<GroupSettings | undefined> {
-    for (const other of await this.groups()) {
-      if (other.name === missingAt) continue;
-      try {
-        const { group: _name, ...settings } = await other.client.getGroup(group);
-        return settings;
-      } catch {
-        // not there either (or unreachable): ask the next
-      }
-    }
-    return undefined;
+  /** The live group named `name` (a wrapped receipt handle or transaction id names it). */
+  async liveGroup(name: string): Promise<GroupLink | undefined> {
+    return (await this.groups()).find((l) => l.name === name);
   }
 
   /** Runs `f` against one group: a group failure marks it and invalidates `topic`'s route

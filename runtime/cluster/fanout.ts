@@ -3,6 +3,7 @@
 import { BrokerError, type ProblemCode } from "../protocol/errors.ts";
 import type { GroupLink } from "./route_source.ts";
 import type { ClusterContext } from "./context.ts";
+import { forGroup } from "./group_provision.ts";
 import { isGroupFailure } from "./fault.ts";
 
 export interface Answer<T> {
@@ -15,7 +16,7 @@ export interface Answer<T> {
  * that never saw the group) is left out of the answers; any other failure fails the whole
  * call, so a broadcast write is never half done in silence and a merged view never hides a
  * group (the caller retries; the failed group is in backoff and its route re-read). With
- * `consumerGroup`, a group missing it gets it first (ClusterContext.forGroup).
+ * `consumerGroup`, a group missing it gets it first (group_provision.ts).
  */
 export async function fanOut<T>(
   ctx: ClusterContext,
@@ -29,7 +30,7 @@ export async function fanOut<T>(
     links.map((link) =>
       consumerGroup === undefined
         ? ctx.call(link, topic, (c) => f(c, link))
-        : ctx.forGroup(link, topic, consumerGroup, (c) => f(c, link))
+        : forGroup(ctx, link, topic, consumerGroup, (c) => f(c, link))
     ),
   );
   const answers: Answer<T>[] = [];
@@ -53,7 +54,7 @@ export async function fanOut<T>(
  * group took it. Groups that failed as groups (unreachable, not the leader, a 5xx: in
  * failover) are reported through the router's log and left for the next call (heartbeats
  * repeat every few seconds; a consumer group missing on a group is copied there on first
- * use, ClusterContext.forGroup; check settings and webhook subscriptions must be sent
+ * use, group_provision.ts; check settings and webhook subscriptions must be sent
  * again: docs/cluster.md). A refusal (4xx other than `absent`) still fails the call: the
  * request is wrong, not a group. Nothing taken anywhere: the first error.
  */
@@ -70,7 +71,7 @@ export async function broadcast<T>(
     links.map((link) =>
       consumerGroup === undefined
         ? ctx.call(link, topic, (c) => f(c, link))
-        : ctx.forGroup(link, topic, consumerGroup, (c) => f(c, link))
+        : forGroup(ctx, link, topic, consumerGroup, (c) => f(c, link))
     ),
   );
   const answers: Answer<T>[] = [];

@@ -8,7 +8,9 @@ import type { AssignmentView, HeartbeatRequest, MembersView } from "../protocol/
 import { globalQueueId } from "../protocol/cluster_types.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { ClusterContext } from "./context.ts";
+import { forGroup } from "./group_provision.ts";
 import { broadcast } from "./fanout.ts";
+import { byName, noGroupFor } from "./queue_map.ts";
 
 export class MembershipRouter {
   constructor(private readonly ctx: ClusterContext) {}
@@ -64,19 +66,21 @@ export class MembershipRouter {
   ): Promise<AssignmentView> {
     const queues = await this.ctx.queues(topic);
     const readable = queues.readable();
-    const home = [...readable].sort((a, b) => a.link.name < b.link.name ? -1 : 1)[0];
+    const home = byName(readable.map((g) => g.link))[0];
     if (home === undefined) {
-      throw new BrokerError(
-        queues.all().length === 0 ? "BROKER_UNAVAILABLE" : "TOPIC_PERMISSION_DENIED",
-        `Cannot assign queues of ${topic}: none of its broker groups is live and readable`,
+      throw noGroupFor(
+        queues,
+        `assign queues of ${topic}`,
+        "none of its broker groups is readable",
       );
     }
     const queueIds = explicit ??
       readable.flatMap((g) =>
         Array.from({ length: g.readQueueNums }, (_, id) => globalQueueId(g.slot, id))
       ).sort((a, b) => a - b);
-    return this.ctx.forGroup(
-      home.link,
+    return forGroup(
+      this.ctx,
+      home,
       topic,
       group,
       (c) => c.assignment(group, clientId, topic, { queueIds }),

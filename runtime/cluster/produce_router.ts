@@ -13,7 +13,7 @@ import type { BatchItemResult, ProduceMessage, ProduceResult } from "../protocol
 import { javaStringHashCode } from "../../storage/message/record.ts";
 import { itemError } from "../core/errors.ts";
 import type { ClusterContext } from "./context.ts";
-import type { TopicQueues, WritableQueue } from "./queue_map.ts";
+import { noGroupFor, type TopicQueues, type WritableQueue } from "./queue_map.ts";
 import { isGroupFailure, isRetryElsewhere } from "./fault.ts";
 import type { GroupLink } from "./route_source.ts";
 
@@ -160,15 +160,10 @@ function retryable(m: ProduceMessage): boolean {
 function writableOrThrow(queues: TopicQueues): WritableQueue[] {
   const list = queues.writable();
   if (list.length > 0) return list;
-  if (queues.all().length === 0) {
-    throw new BrokerError(
-      "BROKER_UNAVAILABLE",
-      `No broker group of topic ${queues.topic} is live`,
-    );
-  }
-  throw new BrokerError(
-    "TOPIC_PERMISSION_DENIED",
-    `Cannot write to ${queues.topic}: none of its broker groups takes writes (draining or read-only)`,
+  throw noGroupFor(
+    queues,
+    `write to ${queues.topic}`,
+    "none of its broker groups takes writes (draining or read-only)",
   );
 }
 

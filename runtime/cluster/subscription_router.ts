@@ -9,6 +9,7 @@ import { type Answer, broadcast, fanOut } from "./fanout.ts";
 import type { GroupLink } from "./route_source.ts";
 import { newSigningSecret } from "./secrets.ts";
 import { globalIdOf } from "./global_ids.ts";
+import { byName } from "./queue_map.ts";
 
 const ABSENT = ["SUBSCRIPTION_NOT_FOUND"] as const;
 
@@ -95,10 +96,6 @@ export class SubscriptionRouter {
   #toGlobal(link: GroupLink, topic: string, queueId: number): Promise<number> {
     return globalIdOf(this.ctx, topic, link.name, queueId);
   }
-}
-
-function byName(links: GroupLink[]): GroupLink[] {
-  return [...links].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 /** The first group's view (by name) with every group's statistics added up. */

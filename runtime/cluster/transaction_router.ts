@@ -122,7 +122,7 @@ export class TransactionRouter {
 
   async #route(transactionId: string): Promise<{ link: GroupLink; token: string }> {
     const parts = unwrapTransactionId(transactionId);
-    const link = (await this.ctx.groups()).find((l) => l.name === parts.group);
+    const link = await this.ctx.liveGroup(parts.group);
     if (link === undefined) {
       throw new BrokerError(
         "TRANSACTION_NOT_FOUND",
