@@ -53,9 +53,19 @@ Deno.test("ClusterClient under partial failure", async (t) => {
     await t.step("#9 a drained group or one without the topic is moved past", async () => {
       await groups[0].broker.upsertTopic("t", { perm: PERM_READ }); // route still says active
       await groups[2].broker.deleteTopic("t");
-      for (let i = 0; i < 6; i++) assert.equal((await client.produce("t", { body })).queueId, 1024);
-      const batch = await client.produceBatch("t", [{ body }, { body }, { body }]);
-      assert.ok(batch.every((r) => r.ok && r.queueId === 1024));
+      const batch = await client.produceBatch("t", [{ body }, { body }, { body }, { body }]);
+      assert.ok(batch.every((r) => r.ok && r.queueId === 1024), JSON.stringify(batch));
+      // Again with single messages, on a route that is stale again.
+      await groups[0].broker.upsertTopic("t", { perm: 6 });
+      await groups[2].broker.upsertTopic("t", { readQueueNums: 1, writeQueueNums: 1 });
+      routes.invalidate("t");
+      await client.produce("t", { body }); // caches the route: every group active
+      await groups[0].broker.upsertTopic("t", { perm: PERM_READ });
+      await groups[2].broker.deleteTopic("t");
+      routes.invalidated.length = 0;
+      for (let i = 0; i < 6; i++) {
+        assert.equal((await client.produce("t", { body })).queueId, 1024);
+      }
       assert.ok(routes.invalidated.includes("t"));
       // A keyed or explicit message is never moved: its group's refusal is the answer.
       await assert.rejects(
