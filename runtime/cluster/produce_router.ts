@@ -97,6 +97,16 @@ export class ProduceRouter {
     return results;
   }
 
+  /** The topic's round-robin counter, kept for at most clusterRotationKeysMax topics (a
+   * deleted topic's entry ages out, least recently used first). */
+  #advance(topic: string, next: number): void {
+    this.#roundRobin.delete(topic);
+    this.#roundRobin.set(topic, next);
+    if (this.#roundRobin.size > this.ctx.settings.clusterRotationKeysMax) {
+      this.#roundRobin.delete(this.#roundRobin.keys().next().value!);
+    }
+  }
+
   /** The topic's queues; an unknown topic is created only when auto-create is on
    * (clusterAutoCreateTopicEnable), as a single broker's autoCreateTopicEnable decides. */
   #queues(topic: string): Promise<TopicQueues> {
@@ -141,11 +151,11 @@ export class ProduceRouter {
       if (avoid.has(q.group.link.name)) continue;
       fallback ??= q;
       if (this.ctx.faults.available(q.group.link.name)) {
-        this.#roundRobin.set(topic, next);
+        this.#advance(topic, next);
         return q;
       }
     }
-    this.#roundRobin.set(topic, next);
+    this.#advance(topic, next);
     // Every group in backoff (or tried): the next not tried, else the next at all.
     return fallback ?? list[next % list.length];
   }

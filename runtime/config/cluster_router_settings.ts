@@ -72,7 +72,7 @@ export const CLUSTER_ROTATION_KEYS_MAX = intSetting(
     default: 10_000,
     min: 1,
     doc:
-      "How many (consumer group, topic) and producer-group keys the router remembers the POP and transaction-check rotation of; the least recently used is forgotten beyond it (it then starts at the first group again).",
+      "How many (consumer group, topic) and producer-group keys the router remembers the POP and transaction-check rotation of, and how many topics its produce round robin; the least recently used is forgotten beyond it (it then starts over).",
   },
 );
 
