@@ -116,6 +116,7 @@ Deno.test("ClusterClient under partial failure", async (t) => {
       await client.setTransactionCheck("producers", { url: "https://example.com/check" });
       await client.unregister("cg", "c1");
       assert.ok(logged.some((l) => l.includes("heartbeat of cg") && l.includes("g-c")));
+      assert.equal(logged.length, 1, "one line per failing group per backoff window");
       heal();
       // A group one broker group has never heard of: its progress, not GROUP_NOT_FOUND.
       await groups[0].broker.upsertGroup("only-a", {});

@@ -32,6 +32,9 @@ export class ClusterContext {
   readonly log: (line: string) => void;
   /** Broadcast writes that some live group missed (fanout.ts broadcast). */
   partialBroadcasts = 0;
+  /** When each broker group's misses were last logged (group names come from the route
+   * source, so the map is as large as the cluster). */
+  readonly #loggedMiss = new Map<string, number>();
   readonly #queues = new WeakMap<ResolvedTopicRoute, TopicQueues>();
 
   constructor(readonly routes: ClusterRouteSource, options: ClusterRouterOptions = {}) {
@@ -85,6 +88,28 @@ export class ClusterContext {
   /** The live group named `name` (a wrapped receipt handle or transaction id names it). */
   async liveGroup(name: string): Promise<GroupLink | undefined> {
     return (await this.groups()).find((l) => l.name === name);
+  }
+
+  /** Counts a broadcast that `missed` groups did not take, and logs it, at most once per
+   * group per clusterFaultBackoffMs (every heartbeat misses a group in failover). */
+  partialBroadcast(
+    what: string,
+    reached: readonly GroupLink[],
+    missed: readonly { link: GroupLink; err: unknown }[],
+  ): void {
+    this.partialBroadcasts++;
+    const now = this.nowMs();
+    const fresh = missed.filter((m) =>
+      now - (this.#loggedMiss.get(m.link.name) ?? -Infinity) >= this.settings.clusterFaultBackoffMs
+    );
+    if (fresh.length === 0) return;
+    for (const m of fresh) this.#loggedMiss.set(m.link.name, now);
+    const why = (err: unknown) => err instanceof Error ? err.message : String(err);
+    this.log(
+      `cluster router: ${what} reached ${reached.map((l) => l.name).join(",")} but not ${
+        fresh.map((m) => `${m.link.name} (${why(m.err)})`).join(", ")
+      } (repeats of this group's misses are not logged for ${this.settings.clusterFaultBackoffMs} ms)`,
+    );
   }
 
   /** Runs `f` against one group: a group failure marks it and invalidates `topic`'s route

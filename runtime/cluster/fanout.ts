@@ -89,15 +89,7 @@ export async function broadcast<T>(
     throw absentError ?? missed[0]?.err ??
       new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
   }
-  if (missed.length > 0) {
-    ctx.partialBroadcasts++;
-    ctx.log(
-      `cluster router: ${what} reached ${answers.map((a) => a.link.name).join(",")} but not ${
-        missed.map((m) => `${m.link.name} (${m.err instanceof Error ? m.err.message : m.err})`)
-          .join(", ")
-      }`,
-    );
-  }
+  if (missed.length > 0) ctx.partialBroadcast(what, answers.map((a) => a.link), missed);
   return answers;
 }
 
