@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { withCluster } from "../../tests/support/cluster_router_testing.ts";
 import { ClusterClient, type ClusterTopicAdminPort } from "./client.ts";
 import { ClusterContext } from "./context.ts";
-import { PollRotation } from "./poll_loop.ts";
+import { PollRotation, sweepThenPoll } from "./poll_loop.ts";
 import { TopicQueues } from "./queue_map.ts";
 import { idIn, messageIn, NO_GLOBAL_QUEUE } from "./global_ids.ts";
 import { BrokerError } from "../protocol/errors.ts";
@@ -195,4 +195,45 @@ Deno.test("#15 queue ids: global, -1 outside the route or from %RETRY%, opaque u
   const retried = messageIn(route, "b", { queueId: 0, properties: { RETRY_TOPIC: "t" } });
   assert.equal(retried.queueId, NO_GLOBAL_QUEUE);
   assert.equal(messageIn(route, "b", { queueId: 0, properties: {} }).queueId, 1024);
+});
+
+Deno.test("#6 #18 a sweep asks groups in backoff only when every other group failed", async () => {
+  const ctx = new ClusterContext({
+    groups: () => Promise.resolve([]),
+    topic: () => Promise.reject(new Error("unused")),
+    invalidate: () => {},
+    cacheStats: () => ({ hits: 0, misses: 0 }),
+  });
+  const [a, b, c] = ["a", "b", "c"].map((name) => ({ name }) as GroupLink);
+  ctx.faults.failed("a");
+  const asked: string[] = [];
+  const poll = (answers: Record<string, string[] | Error>) => (link: GroupLink) => {
+    asked.push(link.name);
+    const got = answers[link.name];
+    return got instanceof Error ? Promise.reject(got) : Promise.resolve(got);
+  };
+  const refused = new BrokerError("TOPIC_NOT_FOUND", "gone");
+  const took = await sweepThenPoll(
+    ctx,
+    [a, b, c],
+    { max: 4 },
+    undefined,
+    poll({ a: ["m1"], b: ["m2"], c: refused }),
+  );
+  assert.deepEqual(took, ["m2"]);
+  assert.deepEqual(asked, ["b", "c"]);
+  asked.length = 0;
+  const fallback = await sweepThenPoll(
+    ctx,
+    [a, b, c],
+    { max: 4 },
+    undefined,
+    poll({ a: ["m1"], b: refused, c: refused }),
+  );
+  assert.deepEqual(fallback, ["m1"]);
+  assert.deepEqual(asked, ["b", "c", "a"]);
+  await assert.rejects(
+    sweepThenPoll(ctx, [a, b], { max: 4 }, undefined, poll({ a: refused, b: refused })),
+    (e) => e === refused,
+  );
 });

@@ -81,7 +81,8 @@ function available(ctx: ClusterContext, order: readonly GroupLink[]): readonly G
 }
 
 /** Each group once with waitMs 0 until `max` are in hand (with no max: the first group
- * that has any answers, each group applying its own default). */
+ * that has any answers, each group applying its own default); groups in backoff only when
+ * no other group answered. */
 async function sweep<T>(
   ctx: ClusterContext,
   order: readonly GroupLink[],
@@ -93,7 +94,11 @@ async function sweep<T>(
   let refusal: unknown;
   let failure: unknown;
   let answered = false;
-  for (const link of available(ctx, order)) {
+  const first = available(ctx, order);
+  // Groups in backoff are asked only when every available one failed.
+  const ranked = [...first, ...order.filter((l) => !first.includes(l))];
+  for (const [i, link] of ranked.entries()) {
+    if (i >= first.length && answered) break;
     try {
       out.push(...await poll(link, max === undefined ? undefined : max - out.length, 0));
       answered = true;
