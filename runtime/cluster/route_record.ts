@@ -13,6 +13,9 @@ export interface TopicRouteGroup {
   brokerGroup: string;
   slot: number;
   state: GroupRouteState;
+  /** Set by each drain (a new id each time): a remove checks, inside its compare-and-set,
+   * that the group is still in the drain whose status it verified (topic_expansion.ts). */
+  drainId?: string;
 }
 
 export interface TopicRouteRecord {
