@@ -27,6 +27,7 @@ function withOps(client: MqClient, ops: AdminHttp) {
     topicStats: (topic: string) => mapped(ops.topicStats(topic)),
     groupProgress: (group: string) => mapped(ops.groupProgress(group)),
     clusterView: () => mapped(ops.clusterView()),
+    drainStatus: (topic: string, groups?: string[]) => mapped(ops.drainStatus(topic, groups)),
   });
 }
 
