@@ -60,7 +60,7 @@ export async function startRouteRegistration(options: {
       ) => ({ name, readQueueNums, writeQueueNums, perm })),
       updatedAtMs: options.nowMs(),
     };
-    await registerChecked(kv, key, entry, log);
+    await registerChecked(kv, key, entry, log, config.routeExpiryMs);
   };
   await register();
   let running: Promise<void> = Promise.resolve();
@@ -89,18 +89,21 @@ const REGISTER_CAS_ATTEMPTS = 3;
 /**
  * Writes the entry with compare-and-set, never over an entry of a higher epoch: a deposed
  * master's late heartbeat (its lease check passed just before it lost the lease) cannot
- * replace its successor's registration. False when it was not written.
+ * replace its successor's registration (an expired one may be replaced: a group restarted
+ * on its own). False when it was not written.
  */
 export async function registerChecked(
   kv: KvPort,
   key: readonly string[],
   entry: RouteEntry,
   log: Logger,
+  expiryMs = Infinity,
 ): Promise<boolean> {
   for (let attempt = 0; attempt < REGISTER_CAS_ATTEMPTS; attempt++) {
     const current = await kv.get(key);
     const held = current ? decodeRoute(current.value) : undefined;
-    if (held && held.epoch > entry.epoch) {
+    const live = held !== undefined && held.updatedAtMs + expiryMs > entry.updatedAtMs;
+    if (held && live && held.epoch > entry.epoch) {
       log("warn", "route registration skipped: a master of a higher epoch registered", {
         epoch: entry.epoch,
         registered: held.epoch,
