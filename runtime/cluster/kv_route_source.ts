@@ -11,6 +11,7 @@
 // routeExpiryMs is ignored (a deposed master's). invalidate() also stops reads in flight
 // from filling the cache with what they read before it.
 import type { KvPort } from "../platform/kv_port.ts";
+import type { Logger } from "../log.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { brokerUrl, readRoutes, type RouteEntry } from "../protocol/routes.ts";
 import type { ClusterRouteSource, GroupLink, ResolvedTopicRoute } from "./route_source.ts";
@@ -29,6 +30,8 @@ export interface KvRouteSourceOptions {
   routeExpiryMs: number;
   routeCacheMs: number;
   nowMs: () => number;
+  /** Warnings (a registration reporting more queues than a slot holds). */
+  log?: Logger;
 }
 
 export type { LiveGroups } from "./route_join.ts";
@@ -139,7 +142,7 @@ export class KvClusterRouteSource implements ClusterRouteSource {
         (current) => current ? undefined : newRecord(topic, names, this.#o.nowMs()),
       );
     }
-    const route = await joinRoute(record!, live, { create, fresh });
+    const route = await joinRoute(record!, live, { create, fresh, log: this.#o.log });
     if (generation === this.#generation) {
       this.#topics.set(topic, { route, until: this.#o.nowMs() + this.#o.routeCacheMs });
     }

@@ -11,6 +11,7 @@
 //   topic is deleted there.
 import { BrokerError } from "../protocol/errors.ts";
 import { PERM_READ, PERM_WRITE } from "../protocol/types.ts";
+import { checkQueueCountsOnGroup, checkSlot } from "../protocol/cluster_types.ts";
 import type { TopicRouteGroup, TopicRouteRecord } from "./route_record.ts";
 import type { GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import type { LiveGroups } from "./route_join.ts";
@@ -37,7 +38,9 @@ export async function addTopicGroup(
   const record = await recordOf(source, topic);
   const member = record.groups.find((g) => g.brokerGroup === brokerGroup);
   if (member?.state === "active") return;
+  if (!member) checkSlot(topic, record.nextSlot);
   const template = await templateOf(source, topic, record, brokerGroup);
+  checkQueueCountsOnGroup(topic, template);
   await link.client.upsertTopic(topic, { ...template, perm: template.perm | PERM_WRITE });
   await source.records.update(topic, (current) => {
     if (!current) throw notFound(topic);
@@ -46,6 +49,7 @@ export async function addTopicGroup(
       if (current.groups[at].state === "active") return undefined;
       return withGroup(current, at, { ...current.groups[at], state: "active" });
     }
+    checkSlot(topic, current.nextSlot);
     return {
       ...current,
       groups: [...current.groups, { brokerGroup, slot: current.nextSlot, state: "active" }],
