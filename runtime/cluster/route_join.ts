@@ -43,6 +43,7 @@ export async function joinRoute(
   return {
     topic,
     groups,
+    ...(record.order && { order: true }),
     view: {
       topic,
       brokerGroups: groups.map((g) => ({

@@ -56,7 +56,8 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
     await this.source.records.update(name, (record) => {
       const base = record ?? newRecord(name, [], 0);
       const added = joining.filter((g) => !base.groups.some((m) => m.brokerGroup === g));
-      if (record && added.length === 0) return undefined;
+      const order = local.order ?? base.order ?? false;
+      if (record && added.length === 0 && order === (record.order ?? false)) return undefined;
       if (added.length > 0) checkSlot(name, base.nextSlot + added.length - 1);
       return {
         ...base,
@@ -69,6 +70,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
           })),
         ],
         nextSlot: base.nextSlot + added.length,
+        ...(order ? { order: true } : { order: undefined }),
       };
     });
     this.source.invalidate(name);
