@@ -130,3 +130,32 @@ Deno.test("drain: refused while cron schedules of the topic live on the group", 
     await admin.drainTopicGroup("t", "g-a");
     await admin.removeTopicGroup("t", "g-a");
   }));
+
+Deno.test("add and drain of one group serialize through the record: the perm follows its state", () =>
+  withGroups(["g-a", "g-b"], async (g) => {
+    await g.register();
+    const admin = new ClusterTopicAdmin(g.source());
+    const a = g.brokers.get("g-a")!;
+    await admin.upsertTopic("t", {
+      readQueueNums: 1,
+      writeQueueNums: 1,
+      brokerGroups: ["g-a", "g-b"],
+    });
+    // The drain's read-only write lands after an add that came after the drain's CAS.
+    const upsert = a.upsertTopic.bind(a);
+    let injected = false;
+    Object.assign(a, {
+      upsertTopic: async (name: string, u: { perm?: number }) => {
+        if (u.perm === 4 && !injected) {
+          injected = true;
+          await admin.addTopicGroup("t", "g-a");
+        }
+        return await upsert(name, u);
+      },
+    });
+    await admin.drainTopicGroup("t", "g-a");
+    assert.ok(injected);
+    const route = await admin.topicRoute("t");
+    assert.equal(route.brokerGroups[0].state, "active", "the add came last");
+    assert.equal((await a.getTopic("t")).perm & 2, 2, "so the topic is writable there");
+  }));

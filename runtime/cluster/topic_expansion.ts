@@ -56,6 +56,7 @@ export async function addTopicGroup(
       nextSlot: current.nextSlot + 1,
     };
   });
+  await settlePerm(source, link, topic, brokerGroup);
 }
 
 export async function drainTopicGroup(
@@ -81,14 +82,23 @@ export async function drainTopicGroup(
     return withGroup(current!, at, { ...current!.groups[at], state: "draining", drainId });
   });
   await link.client.upsertTopic(topic, { perm: PERM_READ });
-  // An add that came after this drain's compare-and-set made the group active again: its
-  // topic there must stay writable (the record decides; add and drain serialize through it).
-  const after = (await source.records.get(topic))?.groups.find((g) =>
-    g.brokerGroup === brokerGroup
-  );
-  if (after?.state === "active") {
-    await link.client.upsertTopic(topic, { perm: PERM_READ | PERM_WRITE });
-  }
+  await settlePerm(source, link, topic, brokerGroup);
+}
+
+/** After add or drain set the group's topic perm: an add or drain whose compare-and-set
+ * came in between decided the state, so the perm follows the record as it is now (add and
+ * drain of one group serialize through the record). */
+async function settlePerm(
+  source: AdminRouteSource,
+  link: GroupLink,
+  topic: string,
+  brokerGroup: string,
+): Promise<void> {
+  const now = (await source.records.get(topic))?.groups.find((g) => g.brokerGroup === brokerGroup);
+  if (!now) return;
+  const perm = (await link.client.getTopic(topic)).perm;
+  const want = now.state === "active" ? perm | PERM_WRITE : perm & ~PERM_WRITE;
+  if (want !== perm) await link.client.upsertTopic(topic, { perm: want });
 }
 
 export async function removeTopicGroup(
