@@ -7,8 +7,15 @@
 import { BrokerError as SdkError, MqClient } from "../client/mod.ts";
 import { TransactionClient, withTransactions } from "../client/transactions.ts";
 import { AdminHttp } from "../cli/admin_http.ts";
-import { remoteQstash } from "./qstash/remote.ts";
+import { homeQstash, remoteQstash } from "./qstash/remote.ts";
 import { BrokerError, type ProblemJson } from "../runtime/protocol/errors.ts";
+import type { BrokerResolver, QstashOf } from "../runtime/protocol/core_api.ts";
+import type { KvPort } from "../runtime/platform/kv_port.ts";
+import { KvClusterRouteSource } from "../runtime/cluster/kv_route_source.ts";
+import { ClusterTopicAdmin } from "../runtime/cluster/topic_admin.ts";
+import { ClusterClient } from "../runtime/cluster/client.ts";
+import { ClusterResolver } from "../runtime/cluster/cluster_resolver.ts";
+import { clusterRouterSettingsFromEnv } from "../runtime/config/cluster_router_settings.ts";
 import { BROKER_CA_FILE } from "../runtime/protocol/limits.ts";
 import { ConfigError } from "../runtime/protocol/setting.ts";
 import { readFileSync } from "node:fs";
@@ -37,8 +44,8 @@ export interface BrokerLinkOptions {
   fetch?: typeof fetch;
 }
 
-/** `connect` for KvRouteResolver and `qstash` for createApp, presenting `token` (an admin
- * key on the brokers). */
+/** `connect` for the route source and `qstash` for createApp,
+ * presenting `token` (an admin key on the brokers). */
 export function brokerLink(token: string | undefined, link: BrokerLinkOptions = {}) {
   const fetch = explainTls(link.fetch ?? ((input, init) => globalThis.fetch(input, init)));
   return remoteQstash((baseUrl) => {
@@ -48,6 +55,56 @@ export function brokerLink(token: string | undefined, link: BrokerLinkOptions = 
       new TransactionClient(options),
     );
   }, { token, fetch });
+}
+
+export interface ClusterRouterOptions {
+  /** The coordination store the brokers register in (routes, topic records). */
+  kv: KvPort;
+  /** MQ_CLUSTER: only this cluster's groups. */
+  cluster: string;
+  /** brokerLink()'s: how a group's master is reached, and its QStash calls. */
+  link: ReturnType<typeof brokerLink>;
+  routeExpiryMs: number;
+  routeCacheMs: number;
+  nowMs: () => number;
+  /** Where the router's settings come from (MQ_CLUSTER_*; unset: their defaults). */
+  env: Record<string, string | undefined>;
+}
+
+/** The cluster router for the entry files (docs/cluster.md): the resolver (one
+ * ClusterClient over the KV route source, routing each call to the group that owns its
+ * queue), the QStash calls on the home group (the first live group by name), and the route
+ * cache's counters for /metrics. A one-group cluster answers as its one broker does.
+ * Throws a ConfigError on a bad MQ_CLUSTER_* value. */
+export function clusterRouter(o: ClusterRouterOptions): {
+  resolver: BrokerResolver;
+  qstash: QstashOf;
+  cacheStats: () => { hits: number; misses: number };
+} {
+  const settings = clusterRouterSettingsFromEnv(o.env);
+  const source = new KvClusterRouteSource({
+    kv: o.kv,
+    cluster: o.cluster,
+    connect: o.link.connect,
+    routeExpiryMs: o.routeExpiryMs,
+    routeCacheMs: o.routeCacheMs,
+    nowMs: o.nowMs,
+  });
+  const admin = new ClusterTopicAdmin(source);
+  const resolver = new ClusterResolver(
+    source,
+    (s) => new ClusterClient(s, admin, { ...settings, nowMs: o.nowMs }),
+  );
+  const qstash = homeQstash(
+    async () => {
+      const [home] = await source.groups();
+      if (!home) throw new BrokerError("BROKER_UNAVAILABLE", "No live broker group is registered");
+      return home.client;
+    },
+    o.link.qstash,
+    () => source.invalidate(),
+  );
+  return { resolver, qstash: () => qstash, cacheStats: () => source.cacheStats() };
 }
 
 /** The PEM text of MQ_BROKER_CA_FILE, or undefined when it is unset; a file that cannot be

@@ -14,9 +14,7 @@
 //   HOST, PORT           where to listen (0.0.0.0:8000; Deploy picks the address itself)
 import process from "node:process";
 import { createApp } from "./app.ts";
-import { KvRouteResolver } from "./resolver.ts";
-import { brokerLink, readBrokerCa } from "./broker_link.ts";
-import { readRoutes } from "../runtime/protocol/routes.ts";
+import { brokerLink, clusterRouter, readBrokerCa } from "./broker_link.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 
@@ -43,8 +41,15 @@ if (!Array.isArray(apiKeys) || apiKeys.length === 0) {
 }
 // The limits and route timings: the broker's rows, so unset variables mean the brokers'
 // own defaults; a bad value throws a ConfigError naming it.
-const { limits, routeExpiryMs, routeCacheMs, requestBodyBytesBackstop, corsOrigins, brokerCaFile } =
-  functionsSettingsFromEnv(process.env);
+const {
+  limits,
+  routeExpiryMs,
+  routeCacheMs,
+  requestBodyBytesBackstop,
+  corsOrigins,
+  brokerCaFile,
+  cluster,
+} = functionsSettingsFromEnv(process.env);
 const brokerCa = readBrokerCa(brokerCaFile);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
@@ -53,22 +58,24 @@ const brokers = brokerLink(
   env("MQ_BROKER_TOKEN") || undefined,
   brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {},
 );
+// The cluster router (docs/cluster.md): each call goes to the broker group that owns its
+// queue; the QStash calls go to the home group. One group behaves as one broker.
+const router = clusterRouter({
+  kv,
+  cluster,
+  link: brokers,
+  routeExpiryMs,
+  routeCacheMs,
+  nowMs,
+  env: process.env,
+});
 const app = await createApp({
-  broker: new KvRouteResolver(
-    {
-      brokers: () => readRoutes(kv, nowMs(), routeExpiryMs),
-    },
-    {
-      connect: brokers.connect,
-      cacheMs: routeCacheMs,
-      nowMs,
-    },
-  ),
+  broker: router.resolver,
   apiKeys,
   limits,
   corsOrigins,
   log,
-  qstash: brokers.qstash,
+  qstash: router.qstash,
 });
 const hostname = env("HOST", HOSTNAME_DEFAULT);
 const server = await platform.serve({

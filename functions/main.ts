@@ -1,16 +1,15 @@
 // The functions as their own process (split mode), on Deno or Bun:
 //   MQ_KV=http://kv-host:4510 DENO_KV_ACCESS_TOKEN=… MQ_BROKER_TOKEN=… PORT=8080 \
 //     deno run -A functions/main.ts        (or: bun run functions/main.ts)
-// It keeps no state: it reads the route table the brokers register in KV (a KV Connect
-// URL, since a local KV file cannot be shared between processes), forwards each request
-// to a live broker, and re-reads the table when a broker fails. Like runtime/main.ts it
+// It keeps no state: it reads the route table and topic records the brokers keep in the
+// coordination store (a KV Connect URL or etcd://, since a local KV file cannot be shared
+// between processes), routes each call to the broker group that owns its queue (the
+// cluster router, docs/cluster.md), and re-reads the routes when a group fails. Like runtime/main.ts it
 // is an entry file: the only place here that reads the environment and picks the platform.
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { instrumentFetch, processLines } from "./http_metrics.ts";
-import { KvRouteResolver } from "./resolver.ts";
-import { brokerLink, readBrokerCa } from "./broker_link.ts";
-import { readRoutes } from "../runtime/protocol/routes.ts";
+import { brokerLink, clusterRouter, readBrokerCa } from "./broker_link.ts";
 import { pickPlatform } from "../runtime/platform/pick.ts";
 import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/protocol/limits.ts";
 import { ConfigError } from "../runtime/protocol/setting.ts";
@@ -58,10 +57,25 @@ const brokers = brokerLink(
   brokerToken,
   brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {},
 );
-const resolver = new KvRouteResolver(
-  { brokers: () => readRoutes(kv, nowMs(), routeExpiryMs) },
-  { connect: brokers.connect, cacheMs: routeCacheMs, nowMs },
-);
+// The cluster router: one group or many, each call goes to the group that owns its queue;
+// the QStash calls go to the home group.
+let router;
+try {
+  router = clusterRouter({
+    kv,
+    cluster: settings.cluster,
+    link: brokers,
+    routeExpiryMs,
+    routeCacheMs,
+    nowMs,
+    env: process.env,
+  });
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`config error: ${err.message}\n`);
+  process.exit(2);
+}
+const resolver = router.resolver;
 const apiKeys = JSON.parse(env("MQ_API_KEYS", "[]"));
 const startedMs = Date.now();
 // This process's own figures: the brokers serve theirs on their own ports.
@@ -72,10 +86,13 @@ const app = await createApp({
   limits,
   corsOrigins: settings.corsOrigins,
   log,
-  qstash: brokers.qstash,
+  qstash: router.qstash,
   metrics: () =>
-    [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
-      .join("\n") + "\n",
+    [
+      ...http.lines(),
+      ...processLines(startedMs, Date.now(), process.memoryUsage().rss),
+      ...routeCacheLines(router.cacheStats()),
+    ].join("\n") + "\n",
 });
 
 const hostname = env("HOST", FUNCTIONS_HOST_DEFAULT);
@@ -108,6 +125,18 @@ log("info", "functions listening", { url, grpc: grpcAddress, kv: kvUrl });
 process.stdout.write(
   JSON.stringify({ event: "listening", url, grpc: grpcAddress, pid: process.pid }) + "\n",
 );
+
+/** The route cache's counters (bench/cluster: route_cache_hit_ratio). */
+function routeCacheLines({ hits, misses }: { hits: number; misses: number }): string[] {
+  return [
+    "# HELP mq_cluster_route_cache_hits_total Topic routes answered from the route cache.",
+    "# TYPE mq_cluster_route_cache_hits_total counter",
+    `mq_cluster_route_cache_hits_total ${hits}`,
+    "# HELP mq_cluster_route_cache_misses_total Topic routes read from the coordination store.",
+    "# TYPE mq_cluster_route_cache_misses_total counter",
+    `mq_cluster_route_cache_misses_total ${misses}`,
+  ];
+}
 
 let stopping = false;
 const stop = async () => {

@@ -151,3 +151,38 @@ export function remoteQstash<C extends BrokerClient>(
     },
   };
 }
+
+/**
+ * The QStash calls of a cluster (docs/cluster.md): signing keys, settings, the QStash DLQ
+ * view and schedules' messages live on one broker group, the home group; `home()` names its
+ * client per call (the first live group by name, so every functions process agrees on it),
+ * and `of` gives that client's QStash calls. A call the home group refused as not the
+ * leader, or a read that could not reach it, drops the routes (`stale`) and is made once
+ * more: the group may just have failed over.
+ */
+export function homeQstash(
+  home: () => Promise<BrokerClient>,
+  of: QstashOf,
+  stale: () => void,
+): QstashApi {
+  const once = async <T>(f: (api: QstashApi) => Promise<T>, read: boolean): Promise<T> => {
+    try {
+      return await f(of(await home()));
+    } catch (err) {
+      const code = err instanceof BrokerError ? err.code : undefined;
+      if (code !== "NOT_LEADER" && !(read && code === "BROKER_UNAVAILABLE")) throw err;
+      stale();
+      return await f(of(await home()));
+    }
+  };
+  return {
+    qstashSigningKeys: () => once((q) => q.qstashSigningKeys(), true),
+    rotateQstashSigningKeys: () => once((q) => q.rotateQstashSigningKeys(), false),
+    checkDestination: (url) => once((q) => q.checkDestination(url), true),
+    qstashSettings: () => once((q) => q.qstashSettings(), true),
+    listDeadLetters: (group, max) => once((q) => q.listDeadLetters(group, max), true),
+    retryDeadLetters: (group, ids) => once((q) => q.retryDeadLetters(group, ids), false),
+    deleteDeadLetters: (group, ids) => once((q) => q.deleteDeadLetters(group, ids), false),
+    qstashSchedule: (id) => once((q) => q.qstashSchedule(id), true),
+  };
+}

@@ -3,7 +3,8 @@
 // routeHeartbeatMs old); `fresh` (the admin's reads, after a change) asks every group, and
 // so does a topic created there since its last heartbeat,
 // and with `create` an active group that lacks the topic gets it (the broker's default
-// queue counts). A group that cannot be asked is left out, like one that is not live.
+// queue counts). A group that cannot be asked is left out, like one that is not live; when
+// that leaves none, the topic is BROKER_UNAVAILABLE.
 import type { TopicRouteRecord } from "./route_record.ts";
 import type { ResolvedGroup, ResolvedTopicRoute } from "./route_source.ts";
 import type { GroupLink } from "./route_source.ts";
@@ -26,20 +27,33 @@ export async function joinRoute(
 ): Promise<ResolvedTopicRoute> {
   const topic = record.topic;
   const groups: ResolvedGroup[] = [];
+  /** Why groups were left out: not live, or what asking them said. */
+  const missing: string[] = [];
   const sorted = [...record.groups].sort((a, b) => a.slot - b.slot);
   await Promise.all(sorted.map(async (g) => {
     const i = live.links.findIndex((l) => l.name === g.brokerGroup);
-    if (i < 0) return;
+    if (i < 0) return void missing.push(`${g.brokerGroup}: not live`);
     const registered = options.fresh
       ? undefined
       : live.entries[i].topics.find((t) => t.name === topic);
     const create = options.create && g.state === "active";
-    const shape = registered ?? await askGroup(live.links[i], topic, create);
+    const shape = registered ?? await askGroup(live.links[i], topic, create).catch((err) => {
+      missing.push(`${g.brokerGroup}: ${(err as Error).message}`);
+      return undefined;
+    });
     if (!shape) return;
     const fits = withinSlot(topic, g.brokerGroup, g.slot, pick(shape), options.log);
     if (fits) groups.push({ link: live.links[i], slot: g.slot, state: g.state, ...fits });
   }));
   groups.sort((a, b) => a.slot - b.slot);
+  if (groups.length === 0 && record.groups.length > 0) {
+    // None of its groups is live or answers (a lone group failing over): as a single
+    // broker's functions say, so callers retry instead of hearing "no such queue".
+    throw new BrokerError(
+      "BROKER_UNAVAILABLE",
+      `No broker group of topic ${topic} can be reached: ${missing.join("; ")}`,
+    );
+  }
   return {
     topic,
     groups,
@@ -60,17 +74,15 @@ export async function joinRoute(
 
 const EMPTY: QueueShape = { readQueueNums: 0, writeQueueNums: 0, perm: 0 };
 
-async function askGroup(
-  link: GroupLink,
-  topic: string,
-  create: boolean,
-): Promise<QueueShape | undefined> {
+/** The group's queue counts of `topic`; throws what the group answered when it cannot
+ * say (unreachable, not the leader, a refused creation). */
+async function askGroup(link: GroupLink, topic: string, create: boolean): Promise<QueueShape> {
   try {
     return await link.client.getTopic(topic);
   } catch (err) {
-    if (!(err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND")) return undefined;
+    if (!(err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND")) throw err;
     if (!create) return EMPTY;
-    return await link.client.upsertTopic(topic, {}).catch(() => undefined);
+    return await link.client.upsertTopic(topic, {});
   }
 }
 

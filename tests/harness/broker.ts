@@ -1,8 +1,9 @@
 // A real broker process (Deno or Bun) on port 0 with its own data folder.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { MqClient } from "../../client/mod.ts";
-import { type ChildRun, type RuntimeName, startChild } from "./process.ts";
+import { type ChildRun, type RuntimeName, startChild, tempDir } from "./process.ts";
+
+export { tempDir };
 
 export interface BrokerProcess extends AsyncDisposable {
   runtime: RuntimeName;
@@ -56,10 +57,6 @@ export async function startFunctions(
     await child[Symbol.asyncDispose]();
     throw err;
   }
-}
-
-export function tempDir(label: string): string {
-  return mkdtempSync(`${tmpdir()}/mq-${label}-`);
 }
 
 export async function startBroker(
