@@ -69,6 +69,7 @@ try {
     routeCacheMs,
     nowMs,
     env: process.env,
+    log,
   });
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
