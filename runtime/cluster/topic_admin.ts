@@ -5,7 +5,11 @@
 // The data-plane client (runtime/cluster/client*.ts) hands these calls here.
 import type { AdminApi, ClusterAdminApi } from "../protocol/core_api.ts";
 import { BrokerError } from "../protocol/errors.ts";
-import type { TopicRouteView } from "../protocol/cluster_types.ts";
+import {
+  checkQueueCountsOnGroup,
+  checkSlot,
+  type TopicRouteView,
+} from "../protocol/cluster_types.ts";
 import { PERM_WRITE, type TopicConfig, type TopicUpsert } from "../protocol/types.ts";
 import { checkUserTopic } from "../protocol/names.ts";
 import type { LiveGroups } from "./route_join.ts";
@@ -29,9 +33,11 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
   async upsertTopic(name: string, update: TopicUpsert): Promise<TopicConfig> {
     checkUserTopic(name);
     const { brokerGroups, brokerGroupCount, ...local } = update;
+    checkQueueCountsOnGroup(name, local);
     const live = await this.#fresh(name);
     const current = await this.#record(name);
     const joining = chooseGroups(live, current, brokerGroups, brokerGroupCount);
+    if (joining.length > 0) checkSlot(name, (current?.nextSlot ?? 0) + joining.length - 1);
     const members = current?.groups ?? [];
     // Existing groups keep their state: a draining group's topic stays read-only.
     await Promise.all(members.map((m) => {
@@ -42,6 +48,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
       return link?.client.upsertTopic(name, { ...local, ...(perm !== undefined && { perm }) });
     }));
     const template = current && !hasCounts(local) ? await this.#template(name) : {};
+    checkQueueCountsOnGroup(name, { ...template, ...local });
     await Promise.all(joining.map((g) => {
       const link = live.links.find((l) => l.name === g)!;
       return link.client.upsertTopic(name, { ...template, ...local });
@@ -49,7 +56,9 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
     await this.source.records.update(name, (record) => {
       const base = record ?? newRecord(name, [], 0);
       const added = joining.filter((g) => !base.groups.some((m) => m.brokerGroup === g));
-      if (record && added.length === 0) return undefined;
+      const order = local.order ?? base.order ?? false;
+      if (record && added.length === 0 && order === (record.order ?? false)) return undefined;
+      if (added.length > 0) checkSlot(name, base.nextSlot + added.length - 1);
       return {
         ...base,
         groups: [
@@ -61,6 +70,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
           })),
         ],
         nextSlot: base.nextSlot + added.length,
+        ...(order ? { order: true } : { order: undefined }),
       };
     });
     this.source.invalidate(name);
