@@ -3,8 +3,8 @@
 // the way the broker serves. "The way the produce route must": a body is bounded, so its
 // Content-Length is checked against the limit before the body is read (functions/body.ts;
 // Deno.serve has none of its own). On Deno the first look at a request's headers costs
-// ~1.5 µs of CPU (it builds every header), which a baseline that never read a header did
-// not pay (bench/README.md, "Produce path (issue #27, round 3)").
+// ~0.75-1.3 µs of CPU (it builds every header), which a baseline that never read a header
+// did not pay (bench/README.md, "Produce path (issue #27, round 3)").
 import process from "node:process";
 import { Hono } from "hono";
 
