@@ -48,9 +48,13 @@ export function instrumentFetch(
     BOUNDS,
   );
   const observe = (path: string, started: number, status: number) => {
-    const family = routeFamily(path);
-    const code = CODE_CLASSES[Math.floor(status / 100)] ?? "5xx";
-    duration.observe({ family, code }, (nowMs() - started) / 1000, family + code);
+    try {
+      const family = routeFamily(path);
+      const code = CODE_CLASSES[Math.floor(status / 100)] ?? "5xx";
+      duration.observe({ family, code }, (nowMs() - started) / 1000, family + code);
+    } catch {
+      // A figure lost, never a request (the side chain in fetch() has no handler after it).
+    }
   };
   return {
     fetch(request) {
@@ -70,6 +74,8 @@ export function instrumentFetch(
         observe(path, started, answer.status);
         return answer;
       }
+      // The side chain ends here, so observe() never throws (an unhandled rejection would
+      // end a Deno process).
       answer.then(
         (response) => observe(path, started, response.status),
         () => observe(path, started, 500),

@@ -34,3 +34,16 @@ Deno.test("instrumentFetch times sync answers, promised answers, rejections and 
     'mq_http_request_duration_seconds_sum{family="produce",code="2xx"} 0.002',
   );
 });
+
+Deno.test("instrumentFetch: a metrics failure loses the figure, never the request", async () => {
+  let calls = 0;
+  const clock = () => {
+    if (++calls % 2 === 0) throw new Error("clock broke");
+    return 0;
+  };
+  const m = instrumentFetch(() => Promise.resolve(new Response("ok")), clock);
+  assert.equal((await m.fetch(new Request(URL_))).status, 200);
+  const sync = instrumentFetch(() => new Response("ok", { status: 202 }), clock);
+  assert.equal((sync.fetch(new Request(URL_)) as Response).status, 202);
+  await new Promise((r) => setTimeout(r, 0)); // an unhandled rejection would fail the test here
+});
