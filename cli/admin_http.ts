@@ -2,7 +2,12 @@
 // group progress, the cluster, metrics), over fetch; refusals become BrokerErrors as in
 // the SDK.
 import { BrokerError } from "../client/mod.ts";
-import type { ClusterView, GroupProgress, TopicStats } from "../runtime/protocol/ops_types.ts";
+import type {
+  ClusterView,
+  DrainStatus,
+  GroupProgress,
+  TopicStats,
+} from "../runtime/protocol/ops_types.ts";
 import type { GroupView } from "../runtime/protocol/types.ts";
 
 export class AdminHttp {
@@ -24,6 +29,11 @@ export class AdminHttp {
   }
   clusterView(): Promise<ClusterView> {
     return this.get("/v1/cluster");
+  }
+  /** What is still owed on `topic` on this broker (admin key), also for `groups`. */
+  drainStatus(topic: string, groups: string[] = []): Promise<DrainStatus> {
+    const q = groups.length ? `?groups=${encodeURIComponent(groups.join(","))}` : "";
+    return this.get(`/v1/topics/${encodeURIComponent(topic)}/drain-status${q}`);
   }
 
   async get<T>(path: string): Promise<T> {

@@ -35,6 +35,7 @@ function withOps(client: MqClient, ops: AdminHttp) {
     topicStats: (topic: string) => mapped(ops.topicStats(topic)),
     groupProgress: (group: string) => mapped(ops.groupProgress(group)),
     clusterView: () => mapped(ops.clusterView()),
+    drainStatus: (topic: string, groups?: string[]) => mapped(ops.drainStatus(topic, groups)),
   });
 }
 
@@ -69,6 +70,8 @@ export interface ClusterRouterOptions {
   nowMs: () => number;
   /** Where the router's settings come from (MQ_CLUSTER_*; unset: their defaults). */
   env: Record<string, string | undefined>;
+  /** The route source's warnings (a group reporting more queues than a slot holds). */
+  log?: (level: "warn", msg: string, fields?: Record<string, unknown>) => void;
 }
 
 /** The cluster router for the entry files (docs/cluster.md): the resolver (one
@@ -90,6 +93,9 @@ export function clusterRouter(o: ClusterRouterOptions): {
     routeExpiryMs: o.routeExpiryMs,
     routeCacheMs: o.routeCacheMs,
     nowMs: o.nowMs,
+    log: (level, msg, fields) => {
+      if (level === "warn") o.log?.(level, msg, fields);
+    },
   });
   const admin = new ClusterTopicAdmin(source);
   const resolver = new ClusterResolver(

@@ -68,6 +68,7 @@ const router = clusterRouter({
   routeCacheMs,
   nowMs,
   env: process.env,
+  log,
 });
 const app = await createApp({
   broker: router.resolver,

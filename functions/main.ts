@@ -70,6 +70,7 @@ try {
     routeCacheMs,
     nowMs,
     env: process.env,
+    log,
   });
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;

@@ -143,6 +143,7 @@ const ROWS: Row[] = [
   row("GET /v1/groups", "list"),
   row("GET /v1/groups/{group}/progress", "subscribe"),
   row("GET /v1/topics/{topic}/stats", "see"),
+  row("GET /v1/topics/{topic}/drain-status", "admin"),
   row("GET /v1/cluster", "admin"),
 ];
 

@@ -4,6 +4,7 @@
 // that concern; the HTTP routes, the HA node and tests all reach the broker through it.
 import type {
   BrokerClient,
+  DrainStatusApi,
   OpsApi,
   QstashApi,
   RecordApi,
@@ -29,6 +30,7 @@ import { Scheduling } from "./core/scheduling.ts";
 import { SubscriptionsAdmin } from "./core/subscriptions_admin.ts";
 import { Observability } from "./core/observability.ts";
 import { OpsViews } from "./core/ops_views.ts";
+import { drainStatusOf } from "./core/drain_status.ts";
 import { countTraffic } from "./core/traffic_api.ts";
 import { brokerMetrics, type PopCounters } from "./core/broker_metrics.ts";
 import { TrafficCounters } from "./core/traffic.ts";
@@ -41,7 +43,7 @@ import { singleGroupRoutes, singleGroupUpsert } from "./core/single_group_route.
 export type { BrokerDeps } from "./core/compose.ts";
 export type { ReplicationGate } from "./core/replication_gate.ts";
 
-export class Broker implements BrokerClient, RecordApi, OpsApi {
+export class Broker implements BrokerClient, RecordApi, OpsApi, DrainStatusApi {
   /** The QStash front end's calls (functions/qstash/). */
   readonly qstash: QstashApi;
   readonly config: BrokerConfig;
@@ -56,6 +58,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
   readonly traffic: TrafficCounters;
   readonly #pop: PopCounters = { received: 0, acked: 0, nacked: 0 };
   readonly #views: OpsViews;
+  readonly drainStatus: DrainStatusApi["drainStatus"];
   readonly #expireTimer: ReturnType<typeof setInterval>;
   #closed = false;
 
@@ -243,6 +246,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi {
       groupProgress: (g) => views.groupProgress(g),
       clusterView: () => views.clusterView(),
     };
+    this.drainStatus = drainStatusOf(parts, config.brokerName);
     Object.assign(this, countTraffic(api, this.traffic, this.#pop), ops);
     const tx = parts.transactions;
     const transactions: TransactionApi & TransactionCheckHost = {

@@ -71,6 +71,11 @@ export class PopService {
     return this.#checkpoints.inFlight;
   }
 
+  /** Messages of `group` received from one of `topics` and not settled yet. */
+  inFlightOf(group: string, topics: ReadonlySet<string>): number {
+    return this.#checkpoints.inFlightOf(group, topics);
+  }
+
   async receive(req: ReceiveRequest): Promise<PopMessage[]> {
     const deadline = this.deps.nowMs() + req.waitMs;
     const retry = retryTopicOf(req.group);

@@ -9,7 +9,7 @@ import type { BrokerConfig } from "./config.ts";
 import type { Logger } from "./log.ts";
 import type { TopicConfig } from "./protocol/types.ts";
 import type { KvOpenOptions, KvPort } from "./platform/kv_port.ts";
-import { encodeRoute, type RouteEntry, ROUTES_PREFIX } from "./protocol/routes.ts";
+import { decodeRoute, encodeRoute, type RouteEntry, ROUTES_PREFIX } from "./protocol/routes.ts";
 
 /** The HTTP API's base URL at `address`: https:// when the broker serves TLS. */
 export function httpUrlOf(
@@ -45,6 +45,7 @@ export async function startRouteRegistration(options: {
   const key = [...ROUTES_PREFIX, config.brokerClusterName, config.brokerName];
   const register = async () => {
     if (options.stillValid && !options.stillValid()) return;
+    const epoch = options.epoch ?? 0;
     const entry: RouteEntry = {
       cluster: config.brokerClusterName,
       brokerName: config.brokerName,
@@ -53,13 +54,13 @@ export async function startRouteRegistration(options: {
       ...(config.httpTlsCertFile && { url: httpUrlOf(config, options.address) }),
       ...(options.remotingAddress && { remotingAddress: options.remotingAddress }),
       ...(options.broker.idPrefix && { idPrefix: options.broker.idPrefix }),
-      epoch: options.epoch ?? 0,
+      epoch,
       topics: options.broker.topicConfigs().map((
         { name, readQueueNums, writeQueueNums, perm },
       ) => ({ name, readQueueNums, writeQueueNums, perm })),
       updatedAtMs: options.nowMs(),
     };
-    await kv.set(key, encodeRoute(entry));
+    await registerChecked(kv, key, entry, log, config.routeExpiryMs);
   };
   await register();
   let running: Promise<void> = Promise.resolve();
@@ -80,4 +81,37 @@ export async function startRouteRegistration(options: {
       kv.close();
     },
   };
+}
+
+/** Compare-and-set attempts of one registration before it waits for the next heartbeat. */
+const REGISTER_CAS_ATTEMPTS = 3;
+
+/**
+ * Writes the entry with compare-and-set, never over an entry of a higher epoch: a deposed
+ * master's late heartbeat (its lease check passed just before it lost the lease) cannot
+ * replace its successor's registration (an expired one may be replaced: a group restarted
+ * on its own). False when it was not written.
+ */
+export async function registerChecked(
+  kv: KvPort,
+  key: readonly string[],
+  entry: RouteEntry,
+  log: Logger,
+  expiryMs = Infinity,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < REGISTER_CAS_ATTEMPTS; attempt++) {
+    const current = await kv.get(key);
+    const held = current ? decodeRoute(current.value) : undefined;
+    const live = held !== undefined && held.updatedAtMs + expiryMs > entry.updatedAtMs;
+    if (held && live && held.epoch > entry.epoch) {
+      log("warn", "route registration skipped: a master of a higher epoch registered", {
+        epoch: entry.epoch,
+        registered: held.epoch,
+      });
+      return false;
+    }
+    const result = await kv.checkAndSet(key, current?.versionstamp ?? null, encodeRoute(entry));
+    if (result.ok) return true;
+  }
+  return false;
 }

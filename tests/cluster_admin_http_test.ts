@@ -66,7 +66,9 @@ Deno.test("topic route routes over the cluster admin: view, add, drain, remove r
     assert.equal(drained.json.brokerGroups[0].state, "draining");
     const lagging = await call("DELETE", "/v1/topics/t/route/groups/g-a");
     assert.equal(lagging.status, 409);
-    assert.deepEqual(lagging.json.lag, [{ group: "cg", lag: 1 }]);
+    assert.deepEqual(lagging.json.owed.groups, [
+      { group: "cg", unconsumed: 1, inFlight: 0, retry: 0 },
+    ]);
     const forced = await call("DELETE", "/v1/topics/t/route/groups/g-a?force=true");
     assert.equal(forced.status, 200);
     assert.deepEqual(forced.json.brokerGroups.map((b: { name: string }) => b.name), ["g-b"]);

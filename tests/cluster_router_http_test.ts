@@ -80,9 +80,21 @@ Deno.test("ClusterClient over HTTP: a Deno group and a Bun group", async () => {
   assert.deepEqual(offsets.queues.map((q) => q.queueId), [0, 1, 1024, 1025]);
 
   await bun.kill();
-  const after = [];
-  for (let i = 0; i < 4; i++) after.push((await client.produce("h", { body })).queueId);
-  assert.ok(after.every((q) => q < 1024), `all on g-deno: ${after}`);
+  // A send on a pooled connection the dead process left may fail with an unknown outcome
+  // (requestSent "unknown": the router does not send it elsewhere, reliability.md P4); the
+  // group is then in backoff and every later send goes to g-deno.
+  const after: number[] = [];
+  let unknown = 0;
+  for (let i = 0; after.length < 4 && i < 8; i++) {
+    try {
+      after.push((await client.produce("h", { body })).queueId);
+    } catch (e) {
+      assert.ok(e instanceof BrokerError && e.extensions.requestSent === "unknown", String(e));
+      unknown++;
+    }
+  }
+  assert.ok(unknown <= 1, `at most one outcome-unknown send: ${unknown}`);
+  assert.ok(after.length === 4 && after.every((q) => q < 1024), `all on g-deno: ${after}`);
   await assert.rejects(client.pull("h", 1024, { offset: 0 }), (e) => e instanceof Error);
   dead.add("g-bun");
   await assert.rejects(

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { BrokerError, type ProblemCode } from "../client/mod.ts";
 import { RUNTIMES } from "./harness/process.ts";
 import { startBroker } from "./harness/broker.ts";
+import { AdminHttp } from "../cli/admin_http.ts";
 
 const refused = (code: ProblemCode, status: number) => (e: unknown) =>
   e instanceof BrokerError && e.code === code && e.status === status;
@@ -51,5 +52,21 @@ for (const runtime of RUNTIMES) {
     });
     assert.equal(badBody.status, 400);
     await badBody.body?.cancel();
+
+    // The drain status (what is still owed on the topic here), over the SDK's admin calls.
+    const admin = new AdminHttp(broker.url);
+    await c.produce("t", { body: "x", queueId: 0 });
+    const status = await admin.drainStatus("t", ["cg"]);
+    assert.deepEqual(status, {
+      topic: "t",
+      brokerGroup: "solo",
+      consumers: ["cg"],
+      groups: [{ group: "cg", unconsumed: 1, inFlight: 0, retry: 0 }],
+      delayed: 0,
+      openTransactions: 0,
+      drained: false,
+    });
+    assert.equal((await admin.drainStatus("t")).drained, true, "no consumer group yet");
+    await assert.rejects(admin.drainStatus("nope"), refused("TOPIC_NOT_FOUND", 404));
   });
 }

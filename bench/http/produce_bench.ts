@@ -6,6 +6,9 @@
 // process with keep-alive fetch. Figures:
 //   produce_vs_hello_ratio  single 1 KiB produces/s over hello POSTs/s, 64 connections: the
 //                           median of --rounds (5) alternating runs of --seconds each
+//   hello_cpu_us_per_req,   CPU (user + system, all threads) the hello server / the broker
+//   produce_cpu_us_per_req  process spent per request in the ratio rounds (medians, Linux
+//                           /proc): it moves less with other load than the rates do
 //   batch_msgs_per_s        100 x 1 KiB per POST, 16 connections
 //   e2e_p50_ms/e2e_p99_ms   broker accepts a produce -> message in a long-polling consumer
 //                           (pull_consumer.mjs, Node.js: the same client for both runtimes),
@@ -34,6 +37,7 @@ import {
   machineIdleShare,
   median,
   percentile,
+  processCpuMs,
   stealShare,
   stealText,
   stealWarning,
@@ -72,7 +76,7 @@ const say = (line: string) => process.stderr.write(line + "\n");
 function startServer(
   script: string,
   env: Record<string, string>,
-): Promise<{ url: string; stop(): Promise<void> }> {
+): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
   // The broker's own V8 flags (deno.json "start"), for the baseline too, so both match.
   const argv = g.Deno ? ["run", brokerDenoV8Flags(), "-A", script] : ["run", script];
   const child = spawn(process.execPath, argv, {
@@ -88,6 +92,7 @@ function startServer(
       if (line) {
         resolve({
           url: JSON.parse(line).url,
+          pid: child.pid,
           stop: () =>
             new Promise((done) => {
               child.on("close", () => done());
@@ -101,14 +106,16 @@ function startServer(
   });
 }
 
-/** Requests/s autocannon reaches against `url` (POST of `bodyFile`), refusing any non-2xx. */
+/** Requests/s autocannon reaches against `url` (POST of `bodyFile`), refusing any non-2xx;
+ * with `pid`, also the CPU µs that server process spent per request meanwhile. */
 function autocannon(
   url: string,
   bodyFile: string,
   connections: number,
   durationS: number,
-  overallRate?: number,
-): Promise<number> {
+  pid?: number,
+): Promise<{ rate: number; cpuUsPerReq: number | undefined }> {
+  const cpuBefore = processCpuMs(pid);
   const cli = new URL("../../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
   const child = spawn("node", [
     cli,
@@ -121,7 +128,6 @@ function autocannon(
     "-i",
     bodyFile,
     "-j",
-    ...(overallRate ? ["-R", String(Math.round(overallRate))] : []),
     url,
   ], {
     stdio: ["ignore", "pipe", "ignore"],
@@ -135,7 +141,13 @@ function autocannon(
         const r = JSON.parse(out);
         if (r.non2xx > 0 || r.errors > 0) {
           reject(new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors at ${url}`));
-        } else resolve(r.requests.average);
+        } else {
+          const cpuAfter = processCpuMs(pid);
+          const cpuUsPerReq = cpuBefore === undefined || cpuAfter === undefined
+            ? undefined
+            : (cpuAfter - cpuBefore) * 1000 / Math.max(1, r.requests.total);
+          resolve({ rate: r.requests.average, cpuUsPerReq });
+        }
       } catch (err) {
         reject(err);
       }
@@ -222,18 +234,24 @@ try {
   await autocannon(broker.url + path, bodyFile, 16, 1);
   say(`hello-world Hono POST (baseline) then single produce, autocannon -c 64, ${rounds} rounds…`);
   const helloRates: number[] = [], produceRates: number[] = [], ratios: number[] = [];
+  const helloCpu: number[] = [], produceCpu: number[] = [];
   const ratioPhase = cpuTimes();
   for (let round = 1; round <= rounds; round++) {
     const roundStart = cpuTimes();
-    const h = await autocannon(hello.url + path, bodyFile, 64, seconds);
-    const p = await autocannon(broker.url + path, bodyFile, 64, seconds);
+    const hr = await autocannon(hello.url + path, bodyFile, 64, seconds, hello.pid);
+    const pr = await autocannon(broker.url + path, bodyFile, 64, seconds, broker.pid);
+    const h = hr.rate, p = pr.rate;
+    if (hr.cpuUsPerReq !== undefined) helloCpu.push(hr.cpuUsPerReq);
+    if (pr.cpuUsPerReq !== undefined) produceCpu.push(pr.cpuUsPerReq);
     helloRates.push(h);
     produceRates.push(p);
     ratios.push(p / h);
     say(
       `  round ${round}/${rounds}: hello ${h.toFixed(0)} req/s, produce ${
         p.toFixed(0)
-      } msgs/s, ratio ${(p / h).toFixed(3)}${stealText(stealShare(roundStart))}`,
+      } msgs/s, ratio ${(p / h).toFixed(3)}, server CPU µs/req ${
+        hr.cpuUsPerReq?.toFixed(1) ?? "?"
+      } / ${pr.cpuUsPerReq?.toFixed(1) ?? "?"}${stealText(stealShare(roundStart))}`,
     );
   }
   const ratioSteal = stealShare(ratioPhase);
@@ -295,6 +313,12 @@ try {
     produce_msgs_per_s: Math.round(produceRate),
     produce_vs_hello_ratio: Number(median(ratios).toFixed(3)),
     produce_vs_hello_ratios: ratios.map((r) => Number(r.toFixed(3))),
+    // Server process CPU per request during the ratio rounds (medians; /proc, Linux).
+    hello_cpu_us_per_req: helloCpu.length ? Number(median(helloCpu).toFixed(1)) : null,
+    produce_cpu_us_per_req: produceCpu.length ? Number(median(produceCpu).toFixed(1)) : null,
+    hello_vs_produce_cpu_ratio: helloCpu.length && produceCpu.length
+      ? Number((median(helloCpu) / median(produceCpu)).toFixed(3))
+      : null,
     batch_msgs_per_s: Math.round(batchRate),
     e2e_warmup_s: e2eWarmupS,
     e2e_rate_msgs_per_s: Math.round(target),

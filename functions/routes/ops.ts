@@ -1,13 +1,13 @@
 // Operations views for the admin CLI and the dashboard: every group, a topic's statistics,
 // a group's progress across topics with lag per queue, and the cluster's nodes.
-import { createRoute } from "@hono/zod-openapi";
-import type { BrokerClient, OpsApi } from "../../runtime/protocol/core_api.ts";
+import { createRoute, z } from "@hono/zod-openapi";
+import type { BrokerClient, DrainStatusApi, OpsApi } from "../../runtime/protocol/core_api.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import type { HaApi, HaStatus } from "../../runtime/protocol/ha_api.ts";
 import type { ClusterView as ClusterViewType } from "../../runtime/protocol/ops_types.ts";
 import { groupParams, topicParams } from "./params.ts";
 import { json, newRoutes, REFUSALS, type RouteDeps, type Routes, serve } from "./route.ts";
-import { ClusterView, GroupProgress, Groups, TopicStats } from "./ops_schemas.ts";
+import { ClusterView, DrainStatus, GroupProgress, Groups, TopicStats } from "./ops_schemas.ts";
 
 const listGroups = createRoute({
   method: "get",
@@ -38,6 +38,23 @@ const groupProgress = createRoute({
   responses: { 200: json("Consumer progress", GroupProgress), ...REFUSALS },
 });
 
+const drainStatus = createRoute({
+  method: "get",
+  path: "/v1/topics/{topic}/drain-status",
+  operationId: "drainStatus",
+  tags: ["topics"],
+  summary: "What is still owed on the topic on this broker (before its group leaves the route)",
+  request: {
+    params: topicParams,
+    query: z.object({
+      groups: z.string().optional().openapi({
+        description: "More consumer groups to look at, comma-separated (known elsewhere)",
+      }),
+    }),
+  },
+  responses: { 200: json("Drain status", DrainStatus), ...REFUSALS },
+});
+
 const cluster = createRoute({
   method: "get",
   path: "/v1/cluster",
@@ -60,6 +77,18 @@ function ops(b: BrokerClient): OpsApi {
   return b as unknown as OpsApi;
 }
 
+/** The broker's drainStatus; a cluster router has none (it asks each group's master). */
+function drainStatusOf(b: BrokerClient): DrainStatusApi["drainStatus"] {
+  const d = b as Partial<DrainStatusApi>;
+  if (typeof d.drainStatus !== "function") {
+    throw new BrokerError(
+      "BROKER_UNAVAILABLE",
+      "Cannot answer: the drain status is served by each broker's own HTTP port",
+    );
+  }
+  return (topic, groups) => d.drainStatus!(topic, groups);
+}
+
 export function opsRoutes(deps: RouteDeps<BrokerClient>, ha?: HaApi): Routes {
   const { api, allow, permits } = deps;
   const app = newRoutes();
@@ -78,6 +107,12 @@ export function opsRoutes(deps: RouteDeps<BrokerClient>, ha?: HaApi): Routes {
     const progress = await api.call((b) => ops(b).groupProgress(group));
     const topics = progress.topics.filter((t) => permits(c, "see", { topic: t.topic }));
     return c.json({ ...progress, topics });
+  });
+  serve(app, drainStatus, async (c) => {
+    const { topic } = topicParams.parse(c.req.param());
+    allow(c, "admin");
+    const named = (c.req.query("groups") ?? "").split(",").filter((g) => g !== "");
+    return c.json(await api.call((b) => drainStatusOf(b)(topic, named)));
   });
   serve(app, cluster, async (c) => {
     allow(c, "admin");

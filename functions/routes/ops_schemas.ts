@@ -51,6 +51,29 @@ export const ClusterView = z.object({
   ),
 }).openapi("ClusterView");
 
+export const DrainStatus = z.object({
+  topic: z.string(),
+  brokerGroup: z.string(),
+  consumers: z.array(z.string()).openapi({
+    description: "Consumer groups looked at: subscribed here, with a position here, or named",
+  }),
+  groups: z.array(
+    z.object({
+      group: z.string(),
+      unconsumed: z.int().openapi({
+        description: "Not consumed yet (from the min offset when the group has no position here)",
+      }),
+      inFlight: z.int().openapi({ description: "POP messages received and not acked" }),
+      retry: z.int().openapi({ description: "Waiting in the group's %RETRY% topic here" }),
+    }).openapi("DrainOwed"),
+  ),
+  delayed: z.int().openapi({
+    description: "Delayed and timer messages waiting on this broker (all topics)",
+  }),
+  openTransactions: z.int().openapi({ description: "Half messages of the topic not decided" }),
+  drained: z.boolean().openapi({ description: "True when nothing is owed" }),
+}).openapi("DrainStatus");
+
 export const Readiness = z.object({
   ready: z.boolean(),
   phase: z.enum(["starting", "recovering", "ready", "stopping"]),

@@ -13,8 +13,10 @@ import {
   TOPIC_NAME_CHARS_MAX,
 } from "../../runtime/protocol/names.ts";
 
+import { QUEUE_ID_MAX } from "../../runtime/protocol/cluster_types.ts";
+
 /** Queue ids are 0-65535 everywhere (RocketMQ's queueId is a short in places). */
-export const QUEUE_ID_MAX = 65535;
+export { QUEUE_ID_MAX };
 
 const pattern = NAME_PATTERN.source;
 

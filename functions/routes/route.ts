@@ -39,7 +39,11 @@ export interface RouteDeps<Api> {
 /** The resolver as an ApiSource; a family declares the narrower interface it uses and is
  * given this one (BrokerClient implements them all). */
 export function apiSource(resolver: BrokerResolver): ApiSource<BrokerClient> {
+  // Only a failure of the broker drops the resolved routes: not the caller's own abort or
+  // timeout (AbortError / TimeoutError, the signal's reason rethrown as it is).
   const failed = (api: BrokerClient, err: unknown) => {
+    const name = (err as { name?: unknown } | null)?.name;
+    if (name === "AbortError" || name === "TimeoutError") return;
     if (
       !(err instanceof BrokerError) || err.code === "BROKER_UNAVAILABLE" ||
       err.code === "NOT_LEADER"

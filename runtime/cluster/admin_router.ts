@@ -11,14 +11,16 @@ import type {
 } from "../protocol/types.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { ClusterContext } from "./context.ts";
-import { fanOut, firstFound, firstLive } from "./fanout.ts";
+import { broadcast, fanOut, firstFound, firstLive } from "./fanout.ts";
+import { byName } from "./queue_map.ts";
 
 export class AdminRouter {
   constructor(private readonly ctx: ClusterContext) {}
 
   async upsertGroup(group: string, settings?: GroupSettings): Promise<GroupView> {
-    const answers = await fanOut(
+    const answers = await broadcast(
       this.ctx,
+      `settings of consumer group ${group}`,
       await this.ctx.groups(),
       undefined,
       (c) => c.upsertGroup(group, settings),
@@ -85,9 +87,11 @@ export class AdminRouter {
    * schedule is found wherever it was created.
    */
   async createSchedule(input: CronScheduleInput): Promise<CronScheduleView> {
-    const queues = await this.ctx.queues(input.topic, true);
-    const home = queues.all().filter((g) => g.state === "active")
-      .map((g) => g.link).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)[0];
+    const queues = await this.ctx.queues(
+      input.topic,
+      this.ctx.settings.clusterAutoCreateTopicEnable,
+    );
+    const home = byName(queues.all().filter((g) => g.state === "active").map((g) => g.link))[0];
     if (home === undefined) {
       throw new BrokerError(
         "BROKER_UNAVAILABLE",

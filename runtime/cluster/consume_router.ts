@@ -10,6 +10,7 @@ import type {
   SignalSource,
 } from "../protocol/types.ts";
 import type { ClusterContext } from "./context.ts";
+import { forGroup } from "./group_provision.ts";
 import { globalized, type TopicQueues } from "./queue_map.ts";
 import { fanOut } from "./fanout.ts";
 import type { GroupLink } from "./route_source.ts";
@@ -28,7 +29,7 @@ export class ConsumeRouter {
     const pull = (c: GroupLink["client"]) => c.pull(topic, localQueueId, request, signal);
     const r = request.group === undefined
       ? await this.ctx.call(link, topic, pull)
-      : await this.ctx.forGroup(link, topic, request.group, pull);
+      : await forGroup(this.ctx, link, topic, request.group, pull);
     return { ...r, messages: r.messages.map((m) => globalized(queues, link.name, m)) };
   }
 
@@ -39,7 +40,8 @@ export class ConsumeRouter {
     offset: number,
   ): Promise<QueueOffsetInfo> {
     const { queues, group: g, localQueueId } = await this.ctx.owner(topic, queueId);
-    const r = await this.ctx.forGroup(
+    const r = await forGroup(
+      this.ctx,
       g.link,
       topic,
       group,
@@ -50,7 +52,8 @@ export class ConsumeRouter {
 
   async getOffset(group: string, topic: string, queueId: number): Promise<QueueOffsetInfo> {
     const { queues, group: g, localQueueId } = await this.ctx.owner(topic, queueId);
-    const r = await this.ctx.forGroup(
+    const r = await forGroup(
+      this.ctx,
       g.link,
       topic,
       group,
@@ -99,7 +102,8 @@ export class ConsumeRouter {
       // Nothing to lock: the first group answers the membership check as the broker would.
       const first = (await this.ctx.queues(topic)).all()[0]?.link;
       if (first === undefined) return [];
-      return this.ctx.forGroup(
+      return forGroup(
+        this.ctx,
         first,
         topic,
         group,
@@ -108,7 +112,8 @@ export class ConsumeRouter {
     }
     const held = await Promise.all(
       [...parts.values()].map(({ link, local }) =>
-        this.ctx.forGroup(
+        forGroup(
+          this.ctx,
           link,
           topic,
           group,

@@ -3,7 +3,7 @@
 // marks it and drops the cached route, so the next call re-reads the coordination store).
 import { BrokerError } from "../protocol/errors.ts";
 import { QUEUE_ID_STRIDE } from "../protocol/cluster_types.ts";
-import type { GroupSettings } from "../protocol/types.ts";
+import { signalOf, type SignalSource } from "../protocol/types.ts";
 import type { ClusterRouteSource, GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import { FaultTracker, isGroupFailure } from "./fault.ts";
 import { TopicQueues } from "./queue_map.ts";
@@ -14,22 +14,33 @@ export interface ClusterRouterOptions {
   clusterSendLatencyFaultEnable?: boolean;
   clusterFaultBackoffMs?: number;
   clusterPopPollSliceMs?: number;
+  clusterAutoCreateTopicEnable?: boolean;
+  clusterRotationKeysMax?: number;
+  /** Where a broadcast that some live groups failed is reported (default console.warn). */
+  log?: (line: string) => void;
   nowMs?: () => number;
 }
 
 const CREATE = { create: true } as const;
 
-type Settings = Required<Omit<ClusterRouterOptions, "nowMs">>;
+type Settings = Required<Omit<ClusterRouterOptions, "nowMs" | "log">>;
 
 export class ClusterContext {
   readonly settings: Settings;
   readonly faults: FaultTracker;
   readonly nowMs: () => number;
+  readonly log: (line: string) => void;
+  /** Broadcast writes that some live group missed (fanout.ts broadcast). */
+  partialBroadcasts = 0;
+  /** When each broker group's misses were last logged (group names come from the route
+   * source, so the map is as large as the cluster). */
+  readonly #loggedMiss = new Map<string, number>();
   readonly #queues = new WeakMap<ResolvedTopicRoute, TopicQueues>();
 
   constructor(readonly routes: ClusterRouteSource, options: ClusterRouterOptions = {}) {
     const defaults = Object.fromEntries(CLUSTER_ROUTER_SETTINGS.map((r) => [r.name, r.default]));
-    const { nowMs, ...given } = options;
+    const { nowMs, log, ...given } = options;
+    this.log = log ?? ((line) => console.warn(line));
     const set = Object.entries(given).filter(([, v]) => v !== undefined);
     this.settings = { ...defaults, ...Object.fromEntries(set) } as Settings;
     this.nowMs = nowMs ?? Date.now;
@@ -74,55 +85,53 @@ export class ClusterContext {
     return this.routes.groups();
   }
 
-  /** As call(), for a call about consumer group `group`: a broker group that never heard
-   * of it (one that joined the topic after the group was created) is given the settings
-   * another live group holds, and asked again, so consumers keep working through an
-   * expansion. Without a group holding it, GROUP_NOT_FOUND stands. */
-  async forGroup<T>(
-    link: GroupLink,
-    topic: string | undefined,
-    group: string,
-    f: (client: GroupLink["client"]) => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await this.call(link, topic, f);
-    } catch (err) {
-      if (!(err instanceof BrokerError && err.code === "GROUP_NOT_FOUND")) throw err;
-      const settings = await this.#groupSettings(group, link.name);
-      if (settings === undefined) throw err;
-      await this.call(link, topic, (c) => c.upsertGroup(group, settings));
-      return this.call(link, topic, f);
-    }
+  /** The live group named `name` (a wrapped receipt handle or transaction id names it). */
+  async liveGroup(name: string): Promise<GroupLink | undefined> {
+    return (await this.groups()).find((l) => l.name === name);
   }
 
-  async #groupSettings(group: string, missingAt: string): Promise<GroupSettings | undefined> {
-    for (const other of await this.groups()) {
-      if (other.name === missingAt) continue;
-      try {
-        const { group: _name, ...settings } = await other.client.getGroup(group);
-        return settings;
-      } catch {
-        // not there either (or unreachable): ask the next
-      }
-    }
-    return undefined;
+  /** Counts a broadcast that `missed` groups did not take, and logs it, at most once per
+   * group per clusterFaultBackoffMs (every heartbeat misses a group in failover). */
+  partialBroadcast(
+    what: string,
+    reached: readonly GroupLink[],
+    missed: readonly { link: GroupLink; err: unknown }[],
+  ): void {
+    this.partialBroadcasts++;
+    const now = this.nowMs();
+    const fresh = missed.filter((m) =>
+      now - (this.#loggedMiss.get(m.link.name) ?? -Infinity) >= this.settings.clusterFaultBackoffMs
+    );
+    if (fresh.length === 0) return;
+    for (const m of fresh) this.#loggedMiss.set(m.link.name, now);
+    const why = (err: unknown) => err instanceof Error ? err.message : String(err);
+    this.log(
+      `cluster router: ${what} reached ${reached.map((l) => l.name).join(",")} but not ${
+        fresh.map((m) => `${m.link.name} (${why(m.err)})`).join(", ")
+      } (repeats of this group's misses are not logged for ${this.settings.clusterFaultBackoffMs} ms)`,
+    );
   }
 
   /** Runs `f` against one group: a group failure marks it and invalidates `topic`'s route
-   * (every route when no topic is concerned). */
+   * (the source drops its live-group cache with it). Without a topic (an ack, a wrapped
+   * id), every route is dropped, but only on the group's first failure in its backoff
+   * window, so an outage does not empty the cache on every call. A call the caller ended
+   * (`signal` aborted, or an AbortError / TimeoutError) is no failure of the group. */
   async call<T>(
     link: GroupLink,
     topic: string | undefined,
     f: (client: GroupLink["client"]) => Promise<T>,
+    signal?: SignalSource,
   ): Promise<T> {
     try {
       const value = await f(link.client);
       this.faults.succeeded(link.name);
       return value;
     } catch (err) {
-      if (isGroupFailure(err)) {
+      if (isGroupFailure(err) && !signalOf(signal)?.aborted) {
+        const first = this.faults.available(link.name);
         this.faults.failed(link.name);
-        this.routes.invalidate(topic);
+        if (topic !== undefined || first) this.routes.invalidate(topic);
       }
       throw err;
     }

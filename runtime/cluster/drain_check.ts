@@ -1,26 +1,66 @@
-// Whether a draining group may leave a topic: every consumer group that holds a position
-// in the topic on that broker group has consumed everything there (lag 0). Asked of the
-// group's master itself (its operations views: listGroups, groupProgress).
+// Whether a draining group may leave a topic: its master answers drainStatus (what is still
+// owed on the topic there: runtime/core/drain_status.ts) for every consumer group of the
+// topic, including those known only on the topic's other groups (they hold no position on
+// the draining one yet: all of its messages are owed to them).
+import type { DrainStatusApi } from "../protocol/core_api.ts";
+import type { DrainStatus } from "../protocol/ops_types.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { GroupLink } from "./route_source.ts";
 
-/** Consumer groups with messages left on `link`'s queues of `topic`, with their lag. */
-export async function lagOnGroup(
+/** The draining group's drain status, asked with the consumer groups of `others`. */
+export async function drainStatusOf(
   link: GroupLink,
+  others: readonly GroupLink[],
   topic: string,
-): Promise<{ group: string; lag: number }[]> {
-  const { listGroups, groupProgress } = link.client;
-  if (!listGroups || !groupProgress) {
+): Promise<DrainStatus> {
+  const consumers = new Set<string>();
+  for (const other of others) {
+    const status = await statusCall(other)(topic).catch((err) => {
+      if (err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND") return undefined;
+      throw err;
+    });
+    for (const c of status?.consumers ?? []) consumers.add(c);
+  }
+  return await statusCall(link)(topic, [...consumers].sort());
+}
+
+/** One line per thing owed, for the refusal. */
+export function owedText(s: DrainStatus): string {
+  const parts = s.groups.map((g) =>
+    `${g.group}: ${g.unconsumed} unconsumed, ${g.inFlight} in flight, ${g.retry} to retry`
+  );
+  if (s.delayed > 0) parts.push(`${s.delayed} delayed or timer messages waiting on the broker`);
+  if (s.openTransactions > 0) parts.push(`${s.openTransactions} open transactions`);
+  return parts.join("; ");
+}
+
+function statusCall(link: GroupLink): DrainStatusApi["drainStatus"] {
+  const api = link.client as Partial<DrainStatusApi>;
+  if (typeof api.drainStatus !== "function") {
     throw new BrokerError(
       "BROKER_GROUP_NOT_DRAINED",
-      `Cannot tell whether broker group ${link.name} is drained: its link has no operations views; use force`,
+      `Cannot tell whether topic messages are owed on broker group ${link.name}: its link has no drainStatus; use force`,
     );
   }
-  const left: { group: string; lag: number }[] = [];
-  for (const { group: name } of await listGroups.call(link.client)) {
-    const progress = await groupProgress.call(link.client, name);
-    const lag = progress.topics.find((t) => t.topic === topic)?.totalLag ?? 0;
-    if (lag > 0) left.push({ group: name, lag });
-  }
-  return left;
+  return (topic, groups) => api.drainStatus!.call(link.client, topic, groups);
+}
+
+/** A cron schedule publishing to `topic` from the group would tick on a read-only topic
+ * (then, removed, on none): refused until they are deleted (re-created after the drain,
+ * they go to an active group of the topic: docs/cluster.md, Drain and remove). */
+export async function refuseWithSchedules(
+  link: GroupLink,
+  topic: string,
+  what: "drain" | "remove",
+): Promise<void> {
+  const ids = (await link.client.listSchedules()).filter((s) => s.topic === topic)
+    .map((s) => s.id);
+  if (ids.length === 0) return;
+  throw new BrokerError(
+    "TOPIC_ROUTE_CONFLICT",
+    `Cannot ${what} broker group ${link.name} of topic ${topic}: cron schedules of the topic live there (${
+      ids.join(", ")
+    }); delete them, ${what}, then create them again (they go to an active group)`,
+    { schedules: ids },
+  );
 }

@@ -3,6 +3,7 @@
 import { BrokerError, type ProblemCode } from "../protocol/errors.ts";
 import type { GroupLink } from "./route_source.ts";
 import type { ClusterContext } from "./context.ts";
+import { forGroup } from "./group_provision.ts";
 import { isGroupFailure } from "./fault.ts";
 
 export interface Answer<T> {
@@ -15,7 +16,7 @@ export interface Answer<T> {
  * that never saw the group) is left out of the answers; any other failure fails the whole
  * call, so a broadcast write is never half done in silence and a merged view never hides a
  * group (the caller retries; the failed group is in backoff and its route re-read). With
- * `consumerGroup`, a group missing it gets it first (ClusterContext.forGroup).
+ * `consumerGroup`, a group missing it gets it first (group_provision.ts).
  */
 export async function fanOut<T>(
   ctx: ClusterContext,
@@ -29,7 +30,7 @@ export async function fanOut<T>(
     links.map((link) =>
       consumerGroup === undefined
         ? ctx.call(link, topic, (c) => f(c, link))
-        : ctx.forGroup(link, topic, consumerGroup, (c) => f(c, link))
+        : forGroup(ctx, link, topic, consumerGroup, (c) => f(c, link))
     ),
   );
   const answers: Answer<T>[] = [];
@@ -45,6 +46,50 @@ export async function fanOut<T>(
   if (links.length === 0) {
     throw new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
   }
+  return answers;
+}
+
+/**
+ * A broadcast write that tolerates live-but-failing groups: it succeeds when at least one
+ * group took it. Groups that failed as groups (unreachable, not the leader, a 5xx: in
+ * failover) are reported through the router's log and left for the next call (heartbeats
+ * repeat every few seconds; a consumer group missing on a group is copied there on first
+ * use, group_provision.ts; check settings and webhook subscriptions must be sent
+ * again: docs/cluster.md). A refusal (4xx other than `absent`) still fails the call: the
+ * request is wrong, not a group. Nothing taken anywhere: the first error.
+ */
+export async function broadcast<T>(
+  ctx: ClusterContext,
+  what: string,
+  links: readonly GroupLink[],
+  topic: string | undefined,
+  f: (client: GroupLink["client"], link: GroupLink) => Promise<T>,
+  options: { absent?: readonly ProblemCode[]; consumerGroup?: string } = {},
+): Promise<Answer<T>[]> {
+  const { absent = [], consumerGroup } = options;
+  const settled = await Promise.allSettled(
+    links.map((link) =>
+      consumerGroup === undefined
+        ? ctx.call(link, topic, (c) => f(c, link))
+        : forGroup(ctx, link, topic, consumerGroup, (c) => f(c, link))
+    ),
+  );
+  const answers: Answer<T>[] = [];
+  const missed: { link: GroupLink; err: unknown }[] = [];
+  let absentError: unknown;
+  for (let i = 0; i < settled.length; i++) {
+    const s = settled[i];
+    if (s.status === "fulfilled") answers.push({ link: links[i], value: s.value });
+    else if (s.reason instanceof BrokerError && absent.includes(s.reason.code)) {
+      absentError ??= s.reason;
+    } else if (isGroupFailure(s.reason)) missed.push({ link: links[i], err: s.reason });
+    else throw s.reason;
+  }
+  if (answers.length === 0) {
+    throw absentError ?? missed[0]?.err ??
+      new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
+  }
+  if (missed.length > 0) ctx.partialBroadcast(what, answers.map((a) => a.link), missed);
   return answers;
 }
 

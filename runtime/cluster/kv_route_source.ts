@@ -5,10 +5,15 @@
 //
 // A topic without a record gets one written with compare-and-set, so racing processes
 // agree: one its groups already hold (a single broker that became a cluster: slots in
-// group-name order), or, with `create`, one over every live group.
+// group-name order; also groups whose registration listed it within routeExpiryMs but
+// are not live right now), or, with `create`, one over every live group.
+// Epochs never go back: a registration of a lower epoch than one seen for the group within
+// routeExpiryMs is ignored (a deposed master's). invalidate() also stops reads in flight
+// from filling the cache with what they read before it.
 import type { KvPort } from "../platform/kv_port.ts";
+import type { Logger } from "../log.ts";
 import { BrokerError } from "../protocol/errors.ts";
-import { brokerUrl, readRoutes } from "../protocol/routes.ts";
+import { brokerUrl, readRoutes, type RouteEntry } from "../protocol/routes.ts";
 import type { ClusterRouteSource, GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import { newRecord, TopicRecords } from "./topic_records.ts";
 import { joinRoute, type LiveGroups } from "./route_join.ts";
@@ -25,6 +30,8 @@ export interface KvRouteSourceOptions {
   routeExpiryMs: number;
   routeCacheMs: number;
   nowMs: () => number;
+  /** Warnings (a registration reporting more queues than a slot holds). */
+  log?: Logger;
 }
 
 export type { LiveGroups } from "./route_join.ts";
@@ -37,6 +44,12 @@ export class KvClusterRouteSource implements ClusterRouteSource {
   readonly #topics = new Map<string, { route: ResolvedTopicRoute; until: number }>();
   readonly #reading = new Map<string, Promise<ResolvedTopicRoute>>();
   #live: { groups: Promise<LiveGroups>; until: number } | undefined;
+  /** Each group's last registration read as live, kept routeExpiryMs past that: a lower
+   * epoch is not taken while a higher one was seen (a deposed master's entry), and a
+   * synthesized record includes a group restarting or briefly unregistered. */
+  readonly #seen = new Map<string, { entry: RouteEntry; liveAtMs: number }>();
+  /** Bumped by invalidate(): a read that started before does not fill the cache. */
+  #generation = 0;
   #hits = 0;
   #misses = 0;
 
@@ -80,17 +93,26 @@ export class KvClusterRouteSource implements ClusterRouteSource {
     const key = `${options.create ? "c" : "r"}:${topic}`;
     let reading = this.#reading.get(key);
     if (!reading) {
-      reading = this.#resolve(topic, options.create ?? false).finally(() =>
-        this.#reading.delete(key)
-      );
+      const read: Promise<ResolvedTopicRoute> = this.#resolve(topic, options.create ?? false)
+        .finally(() => {
+          if (this.#reading.get(key) === read) this.#reading.delete(key);
+        });
+      reading = read;
       this.#reading.set(key, reading);
     }
     return reading;
   }
 
   invalidate(topic?: string): void {
-    if (topic === undefined) this.#topics.clear();
-    else this.#topics.delete(topic);
+    this.#generation++;
+    if (topic === undefined) {
+      this.#topics.clear();
+      this.#reading.clear();
+    } else {
+      this.#topics.delete(topic);
+      this.#reading.delete(`c:${topic}`);
+      this.#reading.delete(`r:${topic}`);
+    }
     this.#live = undefined;
   }
 
@@ -99,10 +121,12 @@ export class KvClusterRouteSource implements ClusterRouteSource {
   }
 
   async #resolve(topic: string, create: boolean, fresh = false): Promise<ResolvedTopicRoute> {
+    const generation = this.#generation;
     const live = await this.live();
     let record = await this.records.get(topic);
     if (!record) {
-      const holders = await holdersOf(live, topic);
+      const holders = [...await holdersOf(live, topic), ...this.#recentHolders(live, topic)]
+        .sort();
       const names = holders.length > 0
         ? holders
         : create
@@ -118,15 +142,44 @@ export class KvClusterRouteSource implements ClusterRouteSource {
         (current) => current ? undefined : newRecord(topic, names, this.#o.nowMs()),
       );
     }
-    const route = await joinRoute(record!, live, { create, fresh });
-    this.#topics.set(topic, { route, until: this.#o.nowMs() + this.#o.routeCacheMs });
+    const route = await joinRoute(record!, live, { create, fresh, log: this.#o.log });
+    if (generation === this.#generation) {
+      this.#topics.set(topic, { route, until: this.#o.nowMs() + this.#o.routeCacheMs });
+    }
     return route;
+  }
+
+  /** Groups not live now whose registration, seen within routeExpiryMs, listed `topic`
+   * (taken at their word: they cannot be asked). */
+  #recentHolders(live: LiveGroups, topic: string): string[] {
+    const now = this.#o.nowMs();
+    return [...this.#seen.values()]
+      .filter(({ entry, liveAtMs }) =>
+        liveAtMs + this.#o.routeExpiryMs > now &&
+        !live.entries.some((e) => e.brokerName === entry.brokerName) &&
+        entry.topics.some((t) => t.name === topic)
+      ).map(({ entry }) => entry.brokerName).sort();
+  }
+
+  /** Drops a registration of a lower epoch than one seen within routeExpiryMs; remembers
+   * the others. */
+  #current(entries: RouteEntry[]): RouteEntry[] {
+    const now = this.#o.nowMs();
+    return entries.filter((e) => {
+      const seen = this.#seen.get(e.brokerName);
+      if (seen && seen.entry.epoch > e.epoch && seen.liveAtMs + this.#o.routeExpiryMs > now) {
+        return false;
+      }
+      this.#seen.set(e.brokerName, { entry: e, liveAtMs: now });
+      return true;
+    });
   }
 
   async #readLive(): Promise<LiveGroups> {
     const o = this.#o;
-    const entries = (await readRoutes(o.kv, o.nowMs(), o.routeExpiryMs))
-      .filter((e) => e.cluster === o.cluster);
+    const entries = this.#current(
+      (await readRoutes(o.kv, o.nowMs(), o.routeExpiryMs)).filter((e) => e.cluster === o.cluster),
+    );
     const keep = new Set<string>();
     const links = entries.map((e) => {
       const url = brokerUrl(e);

@@ -8,6 +8,7 @@ import type { ClusterContext } from "./context.ts";
 import type { GroupLink } from "./route_source.ts";
 import { fanOut, firstFound } from "./fanout.ts";
 import { globalized } from "./queue_map.ts";
+import { messageIn, routeOf } from "./global_ids.ts";
 
 const ID_PREFIX_CHARS = 20;
 
@@ -90,10 +91,6 @@ export class LookupRouter {
   }
 
   async #globalized(link: GroupLink, m: WireMessage): Promise<WireMessage> {
-    try {
-      return globalized(await this.ctx.queues(m.topic), link.name, m);
-    } catch {
-      return m; // a topic the cluster has no route for (%RETRY%, %DLQ%, system topics)
-    }
+    return messageIn(await routeOf(this.ctx, m.topic), link.name, m);
   }
 }

@@ -8,21 +8,20 @@ import type { AssignmentView, HeartbeatRequest, MembersView } from "../protocol/
 import { globalQueueId } from "../protocol/cluster_types.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { ClusterContext } from "./context.ts";
-import { fanOut } from "./fanout.ts";
+import { forGroup } from "./group_provision.ts";
+import { broadcast } from "./fanout.ts";
+import { byName, noGroupFor } from "./queue_map.ts";
 
 export class MembershipRouter {
   constructor(private readonly ctx: ClusterContext) {}
 
   async heartbeat(group: string, data: HeartbeatRequest): Promise<MembersView> {
     const subscriptions = data.subscriptions ?? [];
-    const hosts = await Promise.all(
-      subscriptions.map(async (s) =>
-        new Set((await this.ctx.queues(s.topic)).all().map((g) => g.link.name))
-      ),
-    );
+    const hosts = await Promise.all(subscriptions.map((s) => this.#hosts(s.topic)));
     const links = await this.ctx.groups();
-    const answers = await fanOut(
+    const answers = await broadcast(
       this.ctx,
+      `heartbeat of ${group}`,
       links,
       undefined,
       (c, link) =>
@@ -30,20 +29,31 @@ export class MembershipRouter {
           ...data,
           subscriptions: subscriptions.filter((_, i) => hosts[i].has(link.name)),
         }),
-      [],
-      group,
+      { consumerGroup: group },
     );
     return answers[0].value;
   }
 
+  /** The groups serving `topic`; none for a topic that does not exist yet (a consumer may
+   * start before its topic is created: its subscription reaches the groups once it is). */
+  async #hosts(topic: string): Promise<Set<string>> {
+    try {
+      return new Set((await this.ctx.queues(topic)).all().map((g) => g.link.name));
+    } catch (err) {
+      if (err instanceof BrokerError && err.code === "TOPIC_NOT_FOUND") return new Set();
+      throw err;
+    }
+  }
+
   async unregister(group: string, clientId: string): Promise<MembersView> {
     const links = await this.ctx.groups();
-    const answers = await fanOut(
+    const answers = await broadcast(
       this.ctx,
+      `unregister of ${clientId} from ${group}`,
       links,
       undefined,
       (c) => c.unregister(group, clientId),
-      ["GROUP_NOT_FOUND"],
+      { absent: ["GROUP_NOT_FOUND"] },
     );
     return answers[0].value;
   }
@@ -56,19 +66,21 @@ export class MembershipRouter {
   ): Promise<AssignmentView> {
     const queues = await this.ctx.queues(topic);
     const readable = queues.readable();
-    const home = [...readable].sort((a, b) => a.link.name < b.link.name ? -1 : 1)[0];
+    const home = byName(readable.map((g) => g.link))[0];
     if (home === undefined) {
-      throw new BrokerError(
-        queues.all().length === 0 ? "BROKER_UNAVAILABLE" : "TOPIC_PERMISSION_DENIED",
-        `Cannot assign queues of ${topic}: none of its broker groups is live and readable`,
+      throw noGroupFor(
+        queues,
+        `assign queues of ${topic}`,
+        "none of its broker groups is readable",
       );
     }
     const queueIds = explicit ??
       readable.flatMap((g) =>
         Array.from({ length: g.readQueueNums }, (_, id) => globalQueueId(g.slot, id))
       ).sort((a, b) => a - b);
-    return this.ctx.forGroup(
-      home.link,
+    return forGroup(
+      this.ctx,
+      home,
       topic,
       group,
       (c) => c.assignment(group, clientId, topic, { queueIds }),

@@ -6,7 +6,8 @@ import type { GroupView, HealthInfo } from "../protocol/types.ts";
 import type { ClusterNode, ClusterView, GroupProgress, TopicStats } from "../protocol/ops_types.ts";
 import type { ClusterContext } from "./context.ts";
 import { fanOut, firstLive } from "./fanout.ts";
-import { globalized, type TopicQueues } from "./queue_map.ts";
+import { globalized } from "./queue_map.ts";
+import { idIn, routeOf } from "./global_ids.ts";
 import { isGroupFailure } from "./fault.ts";
 import type { GroupLink } from "./route_source.ts";
 
@@ -61,14 +62,18 @@ export class OpsRouter {
 
   async groupProgress(group: string): Promise<GroupProgress> {
     const links = await this.#withOps("groupProgress");
-    const answers = await fanOut(this.ctx, links, undefined, (c) => c.groupProgress!(group));
+    const answers = await fanOut(this.ctx, links, undefined, (c) => c.groupProgress!(group), [
+      "GROUP_NOT_FOUND",
+    ]);
     const topics = new Map<string, GroupProgress["topics"][number]>();
     for (const { link, value } of answers) {
       for (const t of value.topics) {
-        const queues = await this.#queues(t.topic);
+        const route = await routeOf(this.ctx, t.topic);
         const entry = topics.get(t.topic) ?? { topic: t.topic, queues: [], totalLag: 0 };
         topics.set(t.topic, entry);
-        entry.queues.push(...t.queues.map((q) => queues ? globalized(queues, link.name, q) : q));
+        entry.queues.push(
+          ...t.queues.map((q) => ({ ...q, queueId: idIn(route, link.name, q.queueId) })),
+        );
         entry.totalLag += t.totalLag;
       }
     }
@@ -93,13 +98,5 @@ export class OpsRouter {
 
   async #withOps(view: "listGroups" | "groupProgress" | "clusterView"): Promise<GroupLink[]> {
     return (await this.ctx.groups()).filter((l) => l.client[view] !== undefined);
-  }
-
-  async #queues(topic: string): Promise<TopicQueues | undefined> {
-    try {
-      return await this.ctx.queues(topic);
-    } catch {
-      return undefined; // %RETRY% and other topics without a cluster route keep their ids
-    }
   }
 }

@@ -6,15 +6,20 @@ import { BrokerError } from "../protocol/errors.ts";
 import type { AckResult, PopMessage, ReceiveOptions, SignalSource } from "../protocol/types.ts";
 import { itemError } from "../core/errors.ts";
 import type { ClusterContext } from "./context.ts";
-import { globalized, type TopicQueues } from "./queue_map.ts";
+import { forGroup } from "./group_provision.ts";
+import { isGroupFailure, isRetryElsewhere } from "./fault.ts";
+import { noGroupFor, type TopicQueues } from "./queue_map.ts";
+import { messageIn } from "./global_ids.ts";
 import type { GroupLink } from "./route_source.ts";
 import { unwrapReceiptHandle, wrapToken } from "./handles.ts";
 import { PollRotation, sweepThenPoll } from "./poll_loop.ts";
 
 export class PopRouter {
-  readonly #rotation = new PollRotation();
+  readonly #rotation: PollRotation;
 
-  constructor(private readonly ctx: ClusterContext) {}
+  constructor(private readonly ctx: ClusterContext) {
+    this.#rotation = new PollRotation(ctx.settings.clusterRotationKeysMax);
+  }
 
   async receive(
     group: string,
@@ -23,14 +28,16 @@ export class PopRouter {
   ): Promise<PopMessage[]> {
     const queues = await this.ctx.queues(options.topic);
     const order = this.#rotation.order(`${group}\u0000${options.topic}`, readableLinks(queues));
-    return sweepThenPoll(
+    const got = await sweepThenPoll(
       this.ctx,
-      order,
+      order.links,
       options,
       signal,
       (link, max, waitMs) =>
         this.#receiveFrom(queues, link, group, { ...options, max, waitMs }, signal),
     );
+    order.advance();
+    return got;
   }
 
   async #receiveFrom(
@@ -40,14 +47,20 @@ export class PopRouter {
     options: ReceiveOptions,
     signal?: SignalSource,
   ): Promise<PopMessage[]> {
-    const got = await this.ctx.forGroup(
+    const got = await forGroup(
+      this.ctx,
       link,
       queues.topic,
       group,
       (c) => c.receive(group, options, signal),
-    );
+      signal,
+    ).catch((err) => {
+      // The group lost the topic or stopped serving reads: the route is stale, re-read it.
+      if (isRetryElsewhere(err) && !isGroupFailure(err)) this.ctx.routes.invalidate(queues.topic);
+      throw err;
+    });
     return got.map((m) => ({
-      ...globalized(queues, link.name, m),
+      ...messageIn(queues, link.name, m),
       receiptHandle: wrapToken(link.name, m.receiptHandle),
     }));
   }
@@ -108,7 +121,7 @@ export class PopRouter {
   /** The live group a wrapped handle names; a handle of a group that is gone is unknown. */
   async #route(group: string, handle: string): Promise<{ link: GroupLink; token: string }> {
     const parts = unwrapReceiptHandle(handle, group);
-    const link = (await this.ctx.groups()).find((l) => l.name === parts.group);
+    const link = await this.ctx.liveGroup(parts.group);
     if (link === undefined) {
       throw new BrokerError(
         "RECEIPT_HANDLE_UNKNOWN",
@@ -124,8 +137,5 @@ export class PopRouter {
 function readableLinks(queues: TopicQueues): GroupLink[] {
   const links = queues.readable().map((g) => g.link);
   if (links.length > 0) return links;
-  throw new BrokerError(
-    queues.all().length === 0 ? "BROKER_UNAVAILABLE" : "TOPIC_PERMISSION_DENIED",
-    `Cannot receive from ${queues.topic}: none of its broker groups is live and readable`,
-  );
+  throw noGroupFor(queues, `receive from ${queues.topic}`, "none of its broker groups is readable");
 }

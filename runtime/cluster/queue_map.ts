@@ -2,6 +2,7 @@
 // QUEUE_ID_STRIDE + the group's own id, runtime/protocol/cluster_types.ts) both ways, the
 // writable list produce picks from and the readable groups consumers read. Pure.
 import { globalQueueId, splitQueueId } from "../protocol/cluster_types.ts";
+import { BrokerError } from "../protocol/errors.ts";
 import { PERM_READ, PERM_WRITE } from "../protocol/types.ts";
 import type { ResolvedGroup, ResolvedTopicRoute } from "./route_source.ts";
 
@@ -65,12 +66,26 @@ export class TopicQueues {
     return this.#byName.get(name);
   }
 
-  /** A group's own id as a global one; unchanged when the group is not in the route (a
-   * %RETRY% or %DLQ% queue of the group itself, which the route does not list). */
+  /** A group's own id as a global one; -1 when the group is not in the route (no queue
+   * of this topic's route is meant: never the group's own id, another group's queue). */
   toGlobal(groupName: string, localQueueId: number): number {
     const g = this.#byName.get(groupName);
-    return g === undefined || localQueueId < 0 ? localQueueId : globalQueueId(g.slot, localQueueId);
+    if (localQueueId < 0) return localQueueId;
+    return g === undefined ? -1 : globalQueueId(g.slot, localQueueId);
   }
+}
+
+/** Why no group of the topic can serve `what`: none live (BROKER_UNAVAILABLE), or none with
+ * the permission (TOPIC_PERMISSION_DENIED: draining, read-only). */
+export function noGroupFor(queues: TopicQueues, what: string, lacking: string): BrokerError {
+  return queues.all().length === 0
+    ? new BrokerError("BROKER_UNAVAILABLE", `Cannot ${what}: none of its broker groups is live`)
+    : new BrokerError("TOPIC_PERMISSION_DENIED", `Cannot ${what}: ${lacking}`);
+}
+
+/** Sorted by name (where one copy lives: a schedule's home, the assignment's group). */
+export function byName<T extends { name: string }>(items: readonly T[]): T[] {
+  return [...items].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 /** A message (or any answer with a queue id) from `groupName`, its id made global. */

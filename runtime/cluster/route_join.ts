@@ -11,6 +11,8 @@ import type { GroupLink } from "./route_source.ts";
 import type { RouteEntry } from "../protocol/routes.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { groupQueues, type QueueShape } from "./route_view.ts";
+import { QUEUE_ID_STRIDE, TOPIC_SLOTS_MAX } from "../protocol/cluster_types.ts";
+import type { Logger } from "../log.ts";
 
 /** The live groups: their registrations and links, index for index, sorted by name. */
 export interface LiveGroups {
@@ -21,7 +23,7 @@ export interface LiveGroups {
 export async function joinRoute(
   record: TopicRouteRecord,
   live: LiveGroups,
-  options: { create: boolean; fresh?: boolean },
+  options: { create: boolean; fresh?: boolean; log?: Logger },
 ): Promise<ResolvedTopicRoute> {
   const topic = record.topic;
   const groups: ResolvedGroup[] = [];
@@ -40,7 +42,8 @@ export async function joinRoute(
       return undefined;
     });
     if (!shape) return;
-    groups.push({ link: live.links[i], slot: g.slot, state: g.state, ...pick(shape) });
+    const fits = withinSlot(topic, g.brokerGroup, g.slot, pick(shape), options.log);
+    if (fits) groups.push({ link: live.links[i], slot: g.slot, state: g.state, ...fits });
   }));
   groups.sort((a, b) => a.slot - b.slot);
   if (groups.length === 0 && record.groups.length > 0) {
@@ -54,6 +57,7 @@ export async function joinRoute(
   return {
     topic,
     groups,
+    ...(record.order && { order: true }),
     view: {
       topic,
       brokerGroups: groups.map((g) => ({
@@ -80,6 +84,34 @@ async function askGroup(link: GroupLink, topic: string, create: boolean): Promis
     if (!create) return EMPTY;
     return await link.client.upsertTopic(topic, {});
   }
+}
+
+/** A group's queues as far as its slot holds them: queues past QUEUE_ID_STRIDE (a broker
+ * topic made bigger than a cluster topic may be) and slots past TOPIC_SLOTS_MAX are left
+ * out of the route, with a warning, rather than collide with another group's ids. */
+function withinSlot(
+  topic: string,
+  brokerGroup: string,
+  slot: number,
+  s: QueueShape,
+  log?: Logger,
+): QueueShape | undefined {
+  if (slot >= TOPIC_SLOTS_MAX) {
+    log?.("warn", "route: a slot past TOPIC_SLOTS_MAX is left out", { topic, brokerGroup, slot });
+    return undefined;
+  }
+  if (Math.max(s.readQueueNums, s.writeQueueNums) <= QUEUE_ID_STRIDE) return s;
+  log?.("warn", "route: queues past QUEUE_ID_STRIDE are left out", {
+    topic,
+    brokerGroup,
+    readQueueNums: s.readQueueNums,
+    writeQueueNums: s.writeQueueNums,
+  });
+  return {
+    ...s,
+    readQueueNums: Math.min(s.readQueueNums, QUEUE_ID_STRIDE),
+    writeQueueNums: Math.min(s.writeQueueNums, QUEUE_ID_STRIDE),
+  };
 }
 
 function pick(s: QueueShape): QueueShape {

@@ -13,11 +13,19 @@ export interface TopicRouteGroup {
   brokerGroup: string;
   slot: number;
   state: GroupRouteState;
+  /** Set by each drain (a new id each time): a remove checks, inside its compare-and-set,
+   * that the group is still in the drain whose status it verified (topic_expansion.ts). */
+  drainId?: string;
 }
 
 export interface TopicRouteRecord {
   topic: string;
   groups: TopicRouteGroup[];
+  /** Created with `order: true` (docs/cluster.md, Order per sharding key): the data plane
+   * hashes keys over a fixed queue list (draining groups' queues stay in it) and fails a
+   * send whose key lands on a queue it cannot write rather than remap it, as RocketMQ's
+   * orderTopicConf. */
+  order?: boolean;
   /** The next slot to hand out; slots of removed groups are not reused. */
   nextSlot: number;
   updatedAtMs: number;

@@ -34,6 +34,8 @@ export interface ResolvedTopicRoute {
   groups: ResolvedGroup[];
   /** The wire view (global queue ids), as GET /v1/topics/{topic}/route answers. */
   view: TopicRouteView;
+  /** The topic was created with `order: true` (its route record says so). */
+  order?: boolean;
 }
 
 export interface ClusterRouteSource {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { unwrapReceiptHandle, unwrapToken, unwrapTransactionId, wrapToken } from "./handles.ts";
 import { BrokerError } from "../protocol/errors.ts";
-import { FaultTracker, isGroupFailure } from "./fault.ts";
+import { FaultTracker, isGroupFailure, isRetryElsewhere, isSendElsewhere } from "./fault.ts";
 import { clusterRouterSettingsFromEnv } from "../config/cluster_router_settings.ts";
 
 Deno.test("wrapToken/unwrapToken round-trip; malformed tokens are the broker's typed errors", () => {
@@ -45,6 +45,12 @@ Deno.test("FaultTracker: a failed group is unavailable for the backoff; 4xx and 
   assert.equal(isGroupFailure(new BrokerError("BROKER_UNAVAILABLE", "x")), true);
   assert.equal(isGroupFailure(new BrokerError("REPLICATION_TIMEOUT", "x")), false);
   assert.equal(isGroupFailure(new BrokerError("QUEUE_NOT_FOUND", "x")), false);
+  // The caller's own abort or timeout is not the group's fault (review #10).
+  assert.equal(isGroupFailure(new DOMException("gone", "AbortError")), false);
+  assert.equal(isGroupFailure(new DOMException("late", "TimeoutError")), false);
+  assert.equal(isRetryElsewhere(new BrokerError("TOPIC_PERMISSION_DENIED", "drained")), true);
+  assert.equal(isRetryElsewhere(new BrokerError("TOPIC_NOT_FOUND", "x")), true);
+  assert.equal(isRetryElsewhere(new BrokerError("INVALID_PARAMETER", "x")), false);
 });
 
 Deno.test("clusterRouterSettingsFromEnv reads the rows, defaults and checks included", () => {
@@ -53,6 +59,8 @@ Deno.test("clusterRouterSettingsFromEnv reads the rows, defaults and checks incl
     clusterSendLatencyFaultEnable: true,
     clusterFaultBackoffMs: 10_000,
     clusterPopPollSliceMs: 1000,
+    clusterAutoCreateTopicEnable: true,
+    clusterRotationKeysMax: 10_000,
   });
   const set = clusterRouterSettingsFromEnv({
     MQ_CLUSTER_SEND_RETRY_TIMES: "0",
@@ -61,4 +69,16 @@ Deno.test("clusterRouterSettingsFromEnv reads the rows, defaults and checks incl
   assert.equal(set.clusterSendRetryTimes, 0);
   assert.equal(set.clusterSendLatencyFaultEnable, false);
   assert.throws(() => clusterRouterSettingsFromEnv({ MQ_CLUSTER_POP_POLL_SLICE_MS: "0" }));
+});
+
+Deno.test("isSendElsewhere: only what no group can have stored goes to another group", () => {
+  const unreachable = (requestSent: false | "unknown") =>
+    new BrokerError("BROKER_UNAVAILABLE", "Cannot reach", { requestSent });
+  assert.equal(isSendElsewhere(unreachable(false)), true); // connect refused: nothing left
+  assert.equal(isSendElsewhere(unreachable("unknown")), false); // reset after sending
+  assert.equal(isSendElsewhere(new BrokerError("NOT_LEADER", "deposed")), true);
+  assert.equal(isSendElsewhere(new BrokerError("TOPIC_PERMISSION_DENIED", "drained")), true);
+  assert.equal(isSendElsewhere(new BrokerError("INTERNAL", "after the write?")), false);
+  assert.equal(isSendElsewhere(new BrokerError("REPLICATION_TIMEOUT", "written")), false);
+  assert.equal(isSendElsewhere(new TypeError("fetch failed")), false);
 });

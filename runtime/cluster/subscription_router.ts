@@ -5,9 +5,11 @@
 // from the first group by name, statistics added up.
 import type { DeliveryAttempt, SubscriptionInput, SubscriptionView } from "../protocol/types.ts";
 import type { ClusterContext } from "./context.ts";
-import { type Answer, fanOut } from "./fanout.ts";
+import { type Answer, broadcast, fanOut } from "./fanout.ts";
 import type { GroupLink } from "./route_source.ts";
 import { newSigningSecret } from "./secrets.ts";
+import { globalIdOf } from "./global_ids.ts";
+import { byName } from "./queue_map.ts";
 
 const ABSENT = ["SUBSCRIPTION_NOT_FOUND"] as const;
 
@@ -17,8 +19,9 @@ export class SubscriptionRouter {
   async upsertSubscription(group: string, input: SubscriptionInput): Promise<SubscriptionView> {
     const links = (await this.ctx.queues(input.topic)).all().map((g) => g.link);
     const secrets = input.secrets ?? [newSigningSecret()];
-    const answers = await fanOut(
+    const answers = await broadcast(
       this.ctx,
+      `webhook subscription ${group}`,
       byName(links),
       input.topic,
       (c) => c.upsertSubscription(group, { ...input, secrets }),
@@ -90,17 +93,9 @@ export class SubscriptionRouter {
     return merged(await fanOut(this.ctx, await this.ctx.groups(), undefined, f, ABSENT));
   }
 
-  async #toGlobal(link: GroupLink, topic: string, queueId: number): Promise<number> {
-    try {
-      return (await this.ctx.queues(topic)).toGlobal(link.name, queueId);
-    } catch {
-      return queueId;
-    }
+  #toGlobal(link: GroupLink, topic: string, queueId: number): Promise<number> {
+    return globalIdOf(this.ctx, topic, link.name, queueId);
   }
-}
-
-function byName(links: GroupLink[]): GroupLink[] {
-  return [...links].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 /** The first group's view (by name) with every group's statistics added up. */

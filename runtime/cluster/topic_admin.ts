@@ -5,7 +5,11 @@
 // The data-plane client (runtime/cluster/client*.ts) hands these calls here.
 import type { AdminApi, ClusterAdminApi } from "../protocol/core_api.ts";
 import { BrokerError } from "../protocol/errors.ts";
-import type { TopicRouteView } from "../protocol/cluster_types.ts";
+import {
+  checkQueueCountsOnGroup,
+  checkSlot,
+  type TopicRouteView,
+} from "../protocol/cluster_types.ts";
 import { PERM_WRITE, type TopicConfig, type TopicUpsert } from "../protocol/types.ts";
 import { checkUserTopic } from "../protocol/names.ts";
 import type { LiveGroups } from "./route_join.ts";
@@ -31,9 +35,11 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
   async upsertTopic(name: string, update: TopicUpsert): Promise<TopicConfig> {
     checkUserTopic(name);
     const { brokerGroups, brokerGroupCount, ...local } = update;
+    checkQueueCountsOnGroup(name, local);
     const live = await this.#fresh(name);
     const current = await this.#record(name);
     const joining = chooseGroups(live, current, brokerGroups, brokerGroupCount);
+    if (joining.length > 0) checkSlot(name, (current?.nextSlot ?? 0) + joining.length - 1);
     const members = current?.groups ?? [];
     // Existing groups keep their state: a draining group's topic stays read-only.
     await Promise.all(members.map((m) => {
@@ -44,6 +50,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
       return link?.client.upsertTopic(name, { ...local, ...(perm !== undefined && { perm }) });
     }));
     const template = current && !hasCounts(local) ? await this.#template(name) : {};
+    checkQueueCountsOnGroup(name, { ...template, ...local });
     const model = current && joining.length > 0 ? await this.#member(name) : undefined;
     await Promise.all(joining.map(async (g) => {
       const link = live.links.find((l) => l.name === g)!;
@@ -54,7 +61,9 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
     await this.source.records.update(name, (record) => {
       const base = record ?? newRecord(name, [], 0);
       const added = joining.filter((g) => !base.groups.some((m) => m.brokerGroup === g));
-      if (record && added.length === 0) return undefined;
+      const order = local.order ?? base.order ?? false;
+      if (record && added.length === 0 && order === (record.order ?? false)) return undefined;
+      if (added.length > 0) checkSlot(name, base.nextSlot + added.length - 1);
       return {
         ...base,
         groups: [
@@ -66,6 +75,7 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
           })),
         ],
         nextSlot: base.nextSlot + added.length,
+        ...(order ? { order: true } : { order: undefined }),
       };
     });
     this.source.invalidate(name);
@@ -105,8 +115,8 @@ export class ClusterTopicAdmin implements TopicAdmin, ClusterAdminApi {
     this.source.invalidate(name);
   }
 
-  async topicRoute(topic: string, options?: { cached?: boolean }): Promise<TopicRouteView> {
-    return (await this.source.topic(topic, options?.cached ? undefined : { fresh: true })).view;
+  async topicRoute(topic: string): Promise<TopicRouteView> {
+    return (await this.source.topic(topic, { fresh: true })).view;
   }
 
   addTopicGroup(topic: string, brokerGroup: string): Promise<TopicRouteView> {

@@ -4,15 +4,19 @@
 //   active and writable again.
 // - drain: the record says draining (routers stop producing there once their cache
 //   expires) and the group's topic turns read-only (the broker itself refuses writes now).
-// - remove: only a draining group whose consumer groups have no lag there, unless forced;
-//   the group leaves the record (its slot is never reused) and the topic is deleted there.
+// - remove: only a draining group with nothing owed there (drain status: every consumer
+//   group of the topic, POP in flight, retries, delayed messages, open transactions),
+//   checked again inside the compare-and-set (still the same drain), unless forced (what
+//   is owed there is lost); the group leaves the record (its slot is never reused) and the
+//   topic is deleted there.
 import { BrokerError } from "../protocol/errors.ts";
 import { PERM_READ, PERM_WRITE } from "../protocol/types.ts";
+import { checkQueueCountsOnGroup, checkSlot } from "../protocol/cluster_types.ts";
 import type { TopicRouteGroup, TopicRouteRecord } from "./route_record.ts";
 import type { GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import type { LiveGroups } from "./route_join.ts";
 import type { TopicRecords } from "./topic_records.ts";
-import { lagOnGroup } from "./drain_check.ts";
+import { drainStatusOf, owedText, refuseWithSchedules } from "./drain_check.ts";
 import { copyTopicConsumers } from "./topic_join_copy.ts";
 
 /** What the admin needs of the route source (KvClusterRouteSource fits). */
@@ -35,13 +39,12 @@ export async function addTopicGroup(
   const record = await recordOf(source, topic);
   const member = record.groups.find((g) => g.brokerGroup === brokerGroup);
   if (member?.state === "active") return;
-  const template = await templateOf(source, topic, record, brokerGroup);
-  await link.client.upsertTopic(topic, {
-    ...template.settings,
-    perm: template.settings.perm | PERM_WRITE,
-  });
+  if (!member) checkSlot(topic, record.nextSlot);
+  const { model, settings } = await templateOf(source, topic, record, brokerGroup);
+  checkQueueCountsOnGroup(topic, settings);
+  await link.client.upsertTopic(topic, { ...settings, perm: settings.perm | PERM_WRITE });
   // Consumers first: the record below is what makes routers write to the group.
-  if (template.link) await copyTopicConsumers(template.link, link, topic);
+  if (model) await copyTopicConsumers(model, link, topic);
   await source.records.update(topic, (current) => {
     if (!current) throw notFound(topic);
     const at = current.groups.findIndex((g) => g.brokerGroup === brokerGroup);
@@ -49,12 +52,14 @@ export async function addTopicGroup(
       if (current.groups[at].state === "active") return undefined;
       return withGroup(current, at, { ...current.groups[at], state: "active" });
     }
+    checkSlot(topic, current.nextSlot);
     return {
       ...current,
       groups: [...current.groups, { brokerGroup, slot: current.nextSlot, state: "active" }],
       nextSlot: current.nextSlot + 1,
     };
   });
+  await settlePerm(source, link, topic, brokerGroup);
 }
 
 export async function drainTopicGroup(
@@ -63,7 +68,11 @@ export async function drainTopicGroup(
   brokerGroup: string,
 ): Promise<void> {
   const link = await liveLink(source, brokerGroup);
-  await recordOf(source, topic);
+  const before = await recordOf(source, topic);
+  if (before.groups[memberAt(before, topic, brokerGroup)].state !== "draining") {
+    await refuseWithSchedules(link, topic, "drain");
+  }
+  const drainId = crypto.randomUUID();
   await source.records.update(topic, (current) => {
     const at = memberAt(current, topic, brokerGroup);
     if (current!.groups[at].state === "draining") return undefined;
@@ -73,9 +82,26 @@ export async function drainTopicGroup(
         `Cannot drain broker group ${brokerGroup}: it is the last active group of topic ${topic} (add another first)`,
       );
     }
-    return withGroup(current!, at, { ...current!.groups[at], state: "draining" });
+    return withGroup(current!, at, { ...current!.groups[at], state: "draining", drainId });
   });
   await link.client.upsertTopic(topic, { perm: PERM_READ });
+  await settlePerm(source, link, topic, brokerGroup);
+}
+
+/** After add or drain set the group's topic perm: an add or drain whose compare-and-set
+ * came in between decided the state, so the perm follows the record as it is now (add and
+ * drain of one group serialize through the record). */
+async function settlePerm(
+  source: AdminRouteSource,
+  link: GroupLink,
+  topic: string,
+  brokerGroup: string,
+): Promise<void> {
+  const now = (await source.records.get(topic))?.groups.find((g) => g.brokerGroup === brokerGroup);
+  if (!now) return;
+  const perm = (await link.client.getTopic(topic)).perm;
+  const want = now.state === "active" ? perm | PERM_WRITE : perm & ~PERM_WRITE;
+  if (want !== perm) await link.client.upsertTopic(topic, { perm: want });
 }
 
 export async function removeTopicGroup(
@@ -86,34 +112,18 @@ export async function removeTopicGroup(
 ): Promise<void> {
   const record = await recordOf(source, topic);
   const member = record.groups[memberAt(record, topic, brokerGroup)];
-  const link = (await source.live()).links.find((l) => l.name === brokerGroup);
-  if (!force) {
-    if (member.state !== "draining") {
-      throw new BrokerError(
-        "BROKER_GROUP_NOT_DRAINED",
-        `Cannot remove broker group ${brokerGroup} from topic ${topic}: drain it first (POST /v1/topics/${topic}/route/groups/${brokerGroup}/drain), or force`,
-      );
-    }
-    if (!link) {
-      throw new BrokerError(
-        "BROKER_UNAVAILABLE",
-        `Cannot tell whether broker group ${brokerGroup} is drained: it is not live; force to remove it anyway (its messages are lost)`,
-      );
-    }
-    await refuseHomeOfSchedules(link, topic);
-    const left = await lagOnGroup(link, topic);
-    if (left.length > 0) {
-      throw new BrokerError(
-        "BROKER_GROUP_NOT_DRAINED",
-        `Cannot remove broker group ${brokerGroup} from topic ${topic}: ${
-          left.map((l) => `${l.group} has ${l.lag} messages left`).join(", ")
-        }`,
-        { lag: left },
-      );
-    }
-  }
+  const { links } = await source.live();
+  const link = links.find((l) => l.name === brokerGroup);
+  if (!force) await checkDrained(topic, member, record, links);
   await source.records.update(topic, (current) => {
     const at = memberAt(current, topic, brokerGroup);
+    const now = current!.groups[at];
+    if (!force && (now.state !== "draining" || now.drainId !== member.drainId)) {
+      throw new BrokerError(
+        "BROKER_GROUP_NOT_DRAINED",
+        `Cannot remove broker group ${brokerGroup} from topic ${topic}: it was added or drained again while its drain was checked; check again`,
+      );
+    }
     if (current!.groups.length === 1) {
       throw new BrokerError(
         "TOPIC_ROUTE_CONFLICT",
@@ -127,20 +137,47 @@ export async function removeTopicGroup(
   });
 }
 
-/** A cron schedule produces on its home group only: removal is refused while the group is
- * home to a schedule of the topic, whose ticks would go to a topic outside the route. The
- * router cannot move it (its payload is not readable back): delete it and create it again;
- * a draining group is never a home, so the new one lands on an active group. */
-async function refuseHomeOfSchedules(link: GroupLink, topic: string): Promise<void> {
-  const homed = (await link.client.listSchedules()).filter((s) => s.topic === topic);
-  if (homed.length === 0) return;
-  throw new BrokerError(
-    "TOPIC_ROUTE_CONFLICT",
-    `Cannot remove broker group ${link.name} from topic ${topic}: it is the home of cron ` +
-      `schedule ${homed.map((s) => s.id).join(", ")}; delete and create the schedule again ` +
-      `(it moves to an active group), then remove`,
-    { schedules: homed.map((s) => s.id) },
-  );
+/** Refuses the removal while the group is not draining, its topic is still writable there,
+ * or anything is still owed there (drain status: every consumer group of the topic). */
+async function checkDrained(
+  topic: string,
+  member: TopicRouteGroup,
+  record: TopicRouteRecord,
+  links: GroupLink[],
+): Promise<void> {
+  const brokerGroup = member.brokerGroup;
+  if (member.state !== "draining") {
+    throw new BrokerError(
+      "BROKER_GROUP_NOT_DRAINED",
+      `Cannot remove broker group ${brokerGroup} from topic ${topic}: drain it first (POST /v1/topics/${topic}/route/groups/${brokerGroup}/drain), or force`,
+    );
+  }
+  const link = links.find((l) => l.name === brokerGroup);
+  if (!link) {
+    throw new BrokerError(
+      "BROKER_UNAVAILABLE",
+      `Cannot tell whether broker group ${brokerGroup} is drained: it is not live; force to remove it anyway (its messages are lost)`,
+    );
+  }
+  if (((await link.client.getTopic(topic)).perm & PERM_WRITE) !== 0) {
+    throw new BrokerError(
+      "BROKER_GROUP_NOT_DRAINED",
+      `Cannot remove broker group ${brokerGroup} from topic ${topic}: the topic is still writable there (its drain did not finish); drain it again`,
+    );
+  }
+  await refuseWithSchedules(link, topic, "remove");
+  const members = new Set(record.groups.map((g) => g.brokerGroup));
+  const others = links.filter((l) => l.name !== brokerGroup && members.has(l.name));
+  const status = await drainStatusOf(link, others, topic);
+  if (!status.drained) {
+    throw new BrokerError(
+      "BROKER_GROUP_NOT_DRAINED",
+      `Cannot remove broker group ${brokerGroup} from topic ${topic}: still owed there: ${
+        owedText(status)
+      }`,
+      { owed: status },
+    );
+  }
 }
 
 async function liveLink(source: AdminRouteSource, brokerGroup: string): Promise<GroupLink> {
@@ -199,9 +236,9 @@ async function templateOf(
     const link = links.find((l) => l.name === g.brokerGroup);
     if (!link) continue;
     const { readQueueNums, writeQueueNums, perm, order } = await link.client.getTopic(topic);
-    return { link, settings: { readQueueNums, writeQueueNums, perm, order } };
+    return { model: link, settings: { readQueueNums, writeQueueNums, perm, order } };
   }
-  return { link: undefined, settings: { perm: PERM_READ | PERM_WRITE } };
+  return { model: undefined, settings: { perm: PERM_READ | PERM_WRITE } };
 }
 
 function notFound(topic: string): BrokerError {

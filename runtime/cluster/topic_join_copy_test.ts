@@ -1,14 +1,12 @@
 // A broker group that joins a topic serves its consumers as the others do (in process, a
 // Deno KV file, in-process Brokers): the topic's webhook subscription (same secret) and the
-// consumer groups' settings are copied before the group is writable; a group that is home
-// to a cron schedule of the topic is not removed.
+// consumer groups' settings and transaction checks are copied before the group is writable.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { withGroups } from "../../tests/support/cluster_testing.ts";
 import { Receiver } from "../../tests/harness/receiver.ts";
 import type { Received } from "../../tests/harness/receiver.ts";
-import { BrokerError } from "../protocol/errors.ts";
 import { ClusterTopicAdmin } from "./topic_admin.ts";
 import { ClusterClient } from "./client.ts";
 
@@ -89,29 +87,4 @@ Deno.test("a joining group gets consumer groups and transaction checks before it
     assert.equal(got.length, 0);
     const dlq = await g.brokers.get("g-b")!.listDlq("workers");
     assert.equal(dlq.messages.length, 1);
-  }));
-
-Deno.test("a group that is home to a cron schedule of the topic is not removed", () =>
-  open(async (g) => {
-    await g.register();
-    const source = g.source();
-    const client = new ClusterClient(source, new ClusterTopicAdmin(source));
-    await client.upsertTopic("ticks", { readQueueNums: 1, writeQueueNums: 1 });
-    const s = await client.createSchedule({ topic: "ticks", cron: "0 0 1 1 *", message: { body } });
-    await client.drainTopicGroup("ticks", "g-a");
-    await assert.rejects(
-      client.removeTopicGroup("ticks", "g-a"),
-      (e) =>
-        e instanceof BrokerError && e.code === "TOPIC_ROUTE_CONFLICT" && e.message.includes(s.id),
-    );
-    await client.deleteSchedule(s.id);
-    source.invalidate("ticks");
-    const moved = await client.createSchedule({
-      topic: "ticks",
-      cron: "0 0 1 1 *",
-      message: { body },
-    });
-    assert.equal((await g.brokers.get("g-b")!.getSchedule(moved.id)).id, moved.id);
-    const route = await client.removeTopicGroup("ticks", "g-a");
-    assert.deepEqual(route.brokerGroups.map((b) => b.name), ["g-b"]);
   }));

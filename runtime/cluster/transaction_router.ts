@@ -18,14 +18,17 @@ import type { ClusterContext } from "./context.ts";
 import type { ProduceRouter } from "./produce_router.ts";
 import type { GroupLink } from "./route_source.ts";
 import { unwrapTransactionId, wrapToken } from "./handles.ts";
-import { fanOut, firstLive } from "./fanout.ts";
+import { broadcast, fanOut, firstLive } from "./fanout.ts";
 import { PollRotation, sweepThenPoll } from "./poll_loop.ts";
 import { newSigningSecret } from "./secrets.ts";
+import { globalIdOf } from "./global_ids.ts";
 
 export class TransactionRouter {
-  readonly #rotation = new PollRotation();
+  readonly #rotation: PollRotation;
 
-  constructor(private readonly ctx: ClusterContext, private readonly produce: ProduceRouter) {}
+  constructor(private readonly ctx: ClusterContext, private readonly produce: ProduceRouter) {
+    this.#rotation = new PollRotation(ctx.settings.clusterRotationKeysMax);
+  }
 
   beginTransaction(
     topic: string,
@@ -66,8 +69,9 @@ export class TransactionRouter {
   ): Promise<TransactionCheckView> {
     const secrets = input.secrets ?? [newSigningSecret()];
     const links = await this.ctx.groups();
-    const answers = await fanOut(
+    const answers = await broadcast(
       this.ctx,
+      `transaction check of ${group}`,
       links,
       undefined,
       (c) => c.setTransactionCheck(group, { ...input, secrets }),
@@ -111,23 +115,32 @@ export class TransactionRouter {
     signal?: SignalSource,
   ): Promise<TransactionCheck[]> {
     const order = this.#rotation.order(group, await this.ctx.groups());
-    return sweepThenPoll(this.ctx, order, options, signal, async (link, max, waitMs) => {
-      const got = await this.ctx.call(
-        link,
-        undefined,
-        (c) => c.pollTransactionChecks(group, { max, waitMs }, signal),
-      );
-      return Promise.all(got.map(async (check) => ({
-        ...check,
-        transactionId: wrapToken(link.name, check.transactionId),
-        queueId: await this.#toGlobal(link, check.topic, check.queueId),
-      })));
-    });
+    const checks = await sweepThenPoll(
+      this.ctx,
+      order.links,
+      options,
+      signal,
+      async (link, max, waitMs) => {
+        const got = await this.ctx.call(
+          link,
+          undefined,
+          (c) => c.pollTransactionChecks(group, { max, waitMs }, signal),
+          signal,
+        );
+        return Promise.all(got.map(async (check) => ({
+          ...check,
+          transactionId: wrapToken(link.name, check.transactionId),
+          queueId: await this.#toGlobal(link, check.topic, check.queueId),
+        })));
+      },
+    );
+    order.advance();
+    return checks;
   }
 
   async #route(transactionId: string): Promise<{ link: GroupLink; token: string }> {
     const parts = unwrapTransactionId(transactionId);
-    const link = (await this.ctx.groups()).find((l) => l.name === parts.group);
+    const link = await this.ctx.liveGroup(parts.group);
     if (link === undefined) {
       throw new BrokerError(
         "TRANSACTION_NOT_FOUND",
@@ -145,12 +158,9 @@ export class TransactionRouter {
     };
   }
 
-  /** A group's queue id of `topic` as a global one; unchanged if the route is unknown. */
-  async #toGlobal(link: GroupLink, topic: string, queueId: number): Promise<number> {
-    try {
-      return (await this.ctx.queues(topic)).toGlobal(link.name, queueId);
-    } catch {
-      return queueId;
-    }
+  /** A group's queue id of `topic` as clients see it (global_ids.ts: -1 for a group
+   * outside the topic's route, e.g. a half message left on a removed group). */
+  #toGlobal(link: GroupLink, topic: string, queueId: number): Promise<number> {
+    return globalIdOf(this.ctx, topic, link.name, queueId);
   }
 }

@@ -53,11 +53,36 @@ export const CLUSTER_POP_POLL_SLICE_MS = intSetting(
   },
 );
 
+export const CLUSTER_AUTO_CREATE_TOPIC_ENABLE = boolSetting(
+  "clusterAutoCreateTopicEnable",
+  "MQ_CLUSTER_AUTO_CREATE_TOPIC",
+  {
+    default: true,
+    doc:
+      "A produce to a topic the cluster has no route for creates it over every live broker group; off, it is TOPIC_NOT_FOUND, as a single broker with autoCreateTopicEnable off answers. Set it as the brokers' MQ_AUTO_CREATE_TOPIC is set.",
+    rocketmq: "autoCreateTopicEnable",
+  },
+);
+
+export const CLUSTER_ROTATION_KEYS_MAX = intSetting(
+  "clusterRotationKeysMax",
+  "MQ_CLUSTER_ROTATION_KEYS_MAX",
+  {
+    unit: "count",
+    default: 10_000,
+    min: 1,
+    doc:
+      "How many (consumer group, topic) and producer-group keys the router remembers the POP and transaction-check rotation of, and how many topics its produce round robin; the least recently used is forgotten beyond it (it then starts over).",
+  },
+);
+
 export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_SEND_RETRY_TIMES,
   CLUSTER_SEND_LATENCY_FAULT_ENABLE,
   CLUSTER_FAULT_BACKOFF_MS,
   CLUSTER_POP_POLL_SLICE_MS,
+  CLUSTER_AUTO_CREATE_TOPIC_ENABLE,
+  CLUSTER_ROTATION_KEYS_MAX,
 ] as const;
 
 /** The router's settings from the environment (the functions' entry files read them so:
@@ -68,5 +93,7 @@ export function clusterRouterSettingsFromEnv(env: Record<string, string | undefi
     clusterSendLatencyFaultEnable: fromEnv(CLUSTER_SEND_LATENCY_FAULT_ENABLE, env),
     clusterFaultBackoffMs: fromEnv(CLUSTER_FAULT_BACKOFF_MS, env),
     clusterPopPollSliceMs: fromEnv(CLUSTER_POP_POLL_SLICE_MS, env),
+    clusterAutoCreateTopicEnable: fromEnv(CLUSTER_AUTO_CREATE_TOPIC_ENABLE, env),
+    clusterRotationKeysMax: fromEnv(CLUSTER_ROTATION_KEYS_MAX, env),
   };
 }

@@ -120,6 +120,20 @@ export class ConsumerMembership {
     return true;
   }
 
+  /** Groups with a live member subscribed to `topic`. */
+  subscribedGroups(topic: string): string[] {
+    const out: string[] = [];
+    for (const [group, record] of this.#groups) {
+      for (const m of record.members.values()) {
+        if (m.subscriptions.has(topic)) {
+          out.push(group);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   /** Client ids of `group`, sorted as RocketMQ sorts cidAll. */
   members(group: string): string[] {
     return sortClientIds([...(this.#groups.get(group)?.members.keys() ?? [])]);

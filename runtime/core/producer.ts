@@ -138,6 +138,14 @@ export class Producer {
     return this.#d.topics.writable(name);
   }
 
+  /** The topic of an existing transaction's commit: it must still exist, but may be
+   * read-only (a drained group commits its half messages, as RocketMQ's
+   * EndTransactionProcessor checks no permission). */
+  committableTopic(name: string): Promise<TopicConfig> {
+    this.#checkOpen();
+    return this.#d.topics.get(name);
+  }
+
   #checkOpen(): void {
     if (this.#closing) {
       throw new BrokerError(

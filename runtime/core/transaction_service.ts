@@ -39,6 +39,8 @@ export type TransactionService = TransactionApi & TransactionCheckHost & {
   start(): void;
   stop(): Promise<void>;
   stats(): { pending: number; checksSent: number; discarded: number };
+  /** Half messages of `topic` not decided yet (drain status). */
+  openHalves(topic: string): number;
 };
 
 export function createTransactionService(d: TransactionServiceDeps): TransactionService {
@@ -94,6 +96,11 @@ export function createTransactionService(d: TransactionServiceDeps): Transaction
       checksSent: checks.checksSent,
       discarded: checks.discarded,
     }),
+    openHalves(topic) {
+      let n = 0;
+      for (const tx of transactions.pending.values()) if (tx.topic === topic) n++;
+      return n;
+    },
     async beginTransaction(topic, message, group) {
       const begun = await transactions.begin(topic, message, group);
       checks.wake(begun.storeTimestamp + config.transactionTimeoutMs);

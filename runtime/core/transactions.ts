@@ -267,9 +267,9 @@ export class Transactions {
       const { producer, nowMs } = this.#d;
       let op: Promise<{ storeTimestamp: number }>;
       if (decision === "COMMIT" && !options.alreadyPut) {
-        // The topic may have been deleted or made read-only since begin.
-        const writable = producer.writableTopic(tx.topic);
-        if (writable instanceof Promise) await writable;
+        // The topic may have been deleted since begin; read-only is fine (a drained group
+        // still commits its open transactions: docs/cluster.md).
+        await producer.committableTopic(tx.topic);
         const real = producer.putInternal(commitInput(tx.half ?? this.halfRecord(tx), tx));
         if (this.#d.settings.transactionFault === "kill-after-commit-put") {
           await real;

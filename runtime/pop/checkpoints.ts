@@ -58,6 +58,13 @@ export class PopCheckpoints {
     return this.#live.size;
   }
 
+  /** Messages of `group` in flight from one of `topics` (drain status; a scan). */
+  inFlightOf(group: string, topics: ReadonlySet<string>): number {
+    let n = 0;
+    for (const m of this.#live.values()) if (m.g === group && topics.has(m.t)) n++;
+    return n;
+  }
+
   /** The earliest deadline in flight. */
   nextDeadline(): number | undefined {
     return this.#heap.peek()?.deadline;

@@ -8,8 +8,43 @@
 // what our HTTP API and SDK carry). A topic on one group has slot 0, so its ids are the
 // broker's own: a single broker and a one-group cluster show the same ids.
 
-/** Room for a group's own queue ids (topicQueueNumsMax's default) inside one slot. */
+import { BrokerError } from "./errors.ts";
+
+/** Room for a group's own queue ids (topicQueueNumsMax's default) inside one slot: a
+ * topic on a cluster has at most this many queues on each group (queueCountsOnGroup). */
 export const QUEUE_ID_STRIDE = 1024;
+
+/** Queue ids are 0-65535 everywhere in the HTTP API (RocketMQ's queueId is a short in
+ * places): functions/routes/params.ts checks ids against it. */
+export const QUEUE_ID_MAX = 65535;
+
+/** Slots a topic can hand out (64): a slot's ids must stay within QUEUE_ID_MAX. A topic that
+ * used them all (groups added and removed 64 times) is re-created to go on. */
+export const TOPIC_SLOTS_MAX = Math.floor((QUEUE_ID_MAX + 1) / QUEUE_ID_STRIDE);
+
+/** Refuses queue counts a slot cannot hold (INVALID_PARAMETER), before anything changes. */
+export function checkQueueCountsOnGroup(
+  topic: string,
+  counts: { readQueueNums?: number; writeQueueNums?: number },
+): void {
+  const most = Math.max(counts.readQueueNums ?? 0, counts.writeQueueNums ?? 0);
+  if (most > QUEUE_ID_STRIDE) {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      `Cannot give topic ${topic} ${most} queues on a broker group: a cluster topic has at most ${QUEUE_ID_STRIDE} per group (QUEUE_ID_STRIDE); add broker groups instead`,
+    );
+  }
+}
+
+/** Refuses a slot whose queue ids would pass QUEUE_ID_MAX (TOPIC_ROUTE_CONFLICT). */
+export function checkSlot(topic: string, slot: number): void {
+  if (slot >= TOPIC_SLOTS_MAX) {
+    throw new BrokerError(
+      "TOPIC_ROUTE_CONFLICT",
+      `Cannot give topic ${topic} another broker group: it has used all ${TOPIC_SLOTS_MAX} slots (slots are never reused, queue ids stop at ${QUEUE_ID_MAX}); re-create the topic`,
+    );
+  }
+}
 
 /** "active": produced to and read; "draining": read only, until consumers are done. */
 export type GroupRouteState = "active" | "draining";

@@ -45,7 +45,7 @@ import type {
   TransactionPollOptions,
   TransactionView,
 } from "./transaction_types.ts";
-import type { ClusterView, GroupProgress, TopicStats } from "./ops_types.ts";
+import type { ClusterView, DrainStatus, GroupProgress, TopicStats } from "./ops_types.ts";
 import type { AssignmentOptions, TopicRouteView } from "./cluster_types.ts";
 import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
@@ -202,6 +202,14 @@ export interface OpsApi {
   topicStats(topic: string): Promise<TopicStats>;
   groupProgress(group: string): Promise<GroupProgress>;
   clusterView(): Promise<ClusterView>;
+}
+
+/** What a single broker answers about one of its topics before a cluster router removes
+ * its group from the topic's route (docs/cluster.md, Drain and remove). Admin rights. */
+export interface DrainStatusApi {
+  /** What is still owed on `topic` here, for its subscribers, the groups holding a position
+   * in it here, and `groups` (consumer groups of the topic known elsewhere). */
+  drainStatus(topic: string, groups?: string[]): Promise<DrainStatus>;
 }
 
 /** A topic's route over broker groups (docs/cluster.md). The cluster router

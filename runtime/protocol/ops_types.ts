@@ -64,3 +64,34 @@ export interface ReadinessInfo {
   phase: "starting" | "recovering" | "ready" | "stopping";
   recovery?: { scannedBytes: number; totalBytes: number; etaSeconds: number | null };
 }
+
+/** What one consumer group is still owed on a topic on this broker (drain status). */
+export interface DrainOwed {
+  group: string;
+  /** Messages not consumed yet, over the topic's queues here (from the queue's min offset
+   * when the group holds no position here: all of them are owed). */
+  unconsumed: number;
+  /** POP messages received and not acked yet (invisible), from the topic or the group's
+   * %RETRY% topic. */
+  inFlight: number;
+  /** Messages waiting in the group's %RETRY% topic here. */
+  retry: number;
+}
+
+/** "What is still owed on topic T on this broker": a broker group may leave a topic's route
+ * only when `drained` (docs/cluster.md, Drain and remove). */
+export interface DrainStatus {
+  topic: string;
+  brokerGroup: string;
+  /** Every consumer group looked at: subscribed here, holding a position here, or named. */
+  consumers: string[];
+  /** Consumer groups owed anything (the others are left out). */
+  groups: DrainOwed[];
+  /** Delayed and timer messages waiting on this broker. The timer wheel does not index
+   * them by topic, so this counts every topic's: a removal waits for all of them. */
+  delayed: number;
+  /** Transaction half messages of the topic not committed or rolled back yet. */
+  openTransactions: number;
+  /** True when nothing is owed: no group above, delayed 0, openTransactions 0. */
+  drained: boolean;
+}

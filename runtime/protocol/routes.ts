@@ -7,9 +7,12 @@ export type RouteKey = readonly (string | number | bigint | boolean | Uint8Array
 
 /** The part of a KV store the route table needs (runtime/platform/kv_port.ts fits). */
 export interface RouteKv {
-  list(prefix: RouteKey): Promise<{ key: RouteKey; value: Uint8Array }[]>;
+  list(prefix: RouteKey): Promise<{ key: RouteKey; value: Uint8Array; versionstamp?: string }[]>;
   set(key: RouteKey, value: Uint8Array): Promise<unknown>;
   delete(key: RouteKey): Promise<void>;
+  /** When the store has it (KvPort does): the expiry sweep re-reads an entry and deletes
+   * it only when unchanged since listed. */
+  get?(key: RouteKey): Promise<{ versionstamp: string } | null>;
 }
 
 export const ROUTES_PREFIX = ["mq", "routes"];
@@ -54,17 +57,27 @@ export function decodeRoute(bytes: Uint8Array): RouteEntry | undefined {
   }
 }
 
-/** Live routes; expired ones are deleted on the way (the NameServer's 5 s scan, done lazily). */
+/** Live routes; expired ones are deleted on the way (the NameServer's 5 s scan, done lazily):
+ * re-read first, and left alone when a broker wrote it again since it was listed (a store
+ * without get() deletes it as listed; its broker writes it again with its next heartbeat). */
 export async function readRoutes(
   kv: RouteKv,
   nowMs: number,
   expiryMs: number,
 ): Promise<RouteEntry[]> {
   const live: RouteEntry[] = [];
-  for (const { key, value } of await kv.list(ROUTES_PREFIX)) {
+  for (const { key, value, versionstamp } of await kv.list(ROUTES_PREFIX)) {
     const entry = decodeRoute(value);
     if (entry && entry.updatedAtMs + expiryMs > nowMs) live.push(entry);
-    else await kv.delete(key).catch(() => {});
+    else await deleteUnchanged(kv, key, versionstamp).catch(() => {});
   }
   return live.sort((a, b) => a.brokerName.localeCompare(b.brokerName));
+}
+
+async function deleteUnchanged(kv: RouteKv, key: RouteKey, versionstamp?: string) {
+  if (kv.get && versionstamp !== undefined) {
+    const now = await kv.get(key);
+    if (now === null || now.versionstamp !== versionstamp) return;
+  }
+  await kv.delete(key);
 }
