@@ -38,9 +38,9 @@ export class ProduceCoalescer {
   /** Batches being gathered this turn, per group link, then per topic. */
   readonly #open = new Map<GroupLink, Map<string, Open>>();
   #scheduled = false;
-  /** Batch calls made and messages they carried (the functions' /metrics, the tests). */
+  /** Batch calls made and the messages they carried (the functions' /metrics). */
   batches = 0;
-  coalesced = 0;
+  messages = 0;
 
   constructor(
     private readonly settings: CoalesceSettings,
@@ -92,7 +92,7 @@ export class ProduceCoalescer {
   #send({ link, topic, waiters }: Open): void {
     if (waiters.length === 1) return alone(link.client, topic, waiters[0]);
     this.batches++;
-    this.coalesced += waiters.length;
+    this.messages += waiters.length;
     link.client.produceBatch(topic, waiters.map((w) => w.message)).then(
       (results) => settle(waiters, results),
       (err) => {

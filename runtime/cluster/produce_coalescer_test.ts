@@ -88,7 +88,7 @@ Deno.test("ProduceCoalescer: concurrent produces become one batch call, answered
   const err = (settled[2] as PromiseRejectedResult).reason;
   assert.ok(isCode("INVALID_PROPERTY")(err), "the failed item's own error");
   assert.equal(co.batches, 1);
-  assert.equal(co.coalesced, 4);
+  assert.equal(co.messages, 4);
   // Another topic or another turn is another call; a lone message is a single produce.
   await co.produce(link, "t", { body });
   assert.equal(singles.length, 1);
