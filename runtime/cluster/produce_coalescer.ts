@@ -4,7 +4,9 @@
 // each caller gets its own item's answer. The broker's batch route stores every item as
 // its single produce would (idempotency keys, message ids, delays, queue ids ride along per
 // item), so only the transport changes. A lone message goes as a single produce; a large
-// one (over clusterProduceCoalesceBytesMax) always does. A failure of the whole batch
+// one (over clusterProduceCoalesceBytesMax) always does, and so does one whose fields the
+// single produce's headers would change (single_form.ts: the batch item must store what
+// the single produce stores, or an idempotent repeat would not match). A failure of the whole batch
 // rejects every item with that same error, so the router's rules (fault.ts
 // isSendElsewhere) hold per item as for a single produce; a batch the broker refuses as a
 // request (400 / 413: nothing stored) is sent again one message at a time.
@@ -12,6 +14,7 @@ import { setImmediate } from "node:timers";
 import { BrokerError, type ProblemJson } from "../protocol/errors.ts";
 import type { BatchItemResult, ProduceMessage, ProduceResult } from "../protocol/types.ts";
 import type { GroupLink } from "./route_source.ts";
+import { singleForm } from "./single_form.ts";
 
 export interface CoalesceSettings {
   clusterProduceCoalesceEnable: boolean;
@@ -21,6 +24,8 @@ export interface CoalesceSettings {
 
 interface Waiter {
   message: ProduceMessage;
+  /** The message as a batch item (single_form.ts). */
+  item: ProduceMessage;
   resolve: (r: ProduceResult) => void;
   reject: (err: unknown) => void;
 }
@@ -50,12 +55,11 @@ export class ProduceCoalescer {
   produce(link: GroupLink, topic: string, message: ProduceMessage): Promise<ProduceResult> {
     const s = this.settings;
     const size = message.body.byteLength;
-    if (
-      !s.clusterProduceCoalesceEnable || s.clusterProduceCoalesceItemsMax < 2 ||
-      size > s.clusterProduceCoalesceBytesMax
-    ) {
-      return link.client.produce(topic, message);
-    }
+    const item = s.clusterProduceCoalesceEnable && s.clusterProduceCoalesceItemsMax > 1 &&
+        size <= s.clusterProduceCoalesceBytesMax
+      ? singleForm(message)
+      : undefined;
+    if (item === undefined) return link.client.produce(topic, message);
     let topics = this.#open.get(link);
     if (topics === undefined) this.#open.set(link, topics = new Map());
     let open = topics.get(topic);
@@ -66,7 +70,7 @@ export class ProduceCoalescer {
     if (open === undefined) topics.set(topic, open = { link, topic, waiters: [], bytes: 0 });
     const opened = open;
     const answer = new Promise<ProduceResult>((resolve, reject) => {
-      opened.waiters.push({ message, resolve, reject });
+      opened.waiters.push({ message, item, resolve, reject });
     });
     opened.bytes += size;
     if (opened.waiters.length >= s.clusterProduceCoalesceItemsMax) this.#flush(topics, opened);
@@ -93,7 +97,7 @@ export class ProduceCoalescer {
     if (waiters.length === 1) return alone(link.client, topic, waiters[0]);
     this.batches++;
     this.messages += waiters.length;
-    link.client.produceBatch(topic, waiters.map((w) => w.message)).then(
+    link.client.produceBatch(topic, waiters.map((w) => w.item)).then(
       (results) => settle(waiters, results),
       (err) => {
         if (refusedAsRequest(err)) { for (const w of waiters) alone(link.client, topic, w); }
