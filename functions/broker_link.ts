@@ -84,6 +84,7 @@ export function clusterRouter(o: ClusterRouterOptions): {
   resolver: BrokerResolver;
   qstash: QstashOf;
   cacheStats: () => { hits: number; misses: number };
+  coalesceStats: () => { batches: number; messages: number };
 } {
   const settings = clusterRouterSettingsFromEnv(o.env);
   const source = new KvClusterRouteSource({
@@ -98,12 +99,18 @@ export function clusterRouter(o: ClusterRouterOptions): {
     },
   });
   const admin = new ClusterTopicAdmin(source);
+  let client: ClusterClient | undefined;
   const resolver = new ClusterResolver(
     source,
-    (s) => new ClusterClient(s, admin, { ...settings, nowMs: o.nowMs }),
+    (s) => client = new ClusterClient(s, admin, { ...settings, nowMs: o.nowMs }),
   );
   const qstash = new ClusterQstash(source, o.link.qstash);
-  return { resolver, qstash: () => qstash, cacheStats: () => source.cacheStats() };
+  return {
+    resolver,
+    qstash: () => qstash,
+    cacheStats: () => source.cacheStats(),
+    coalesceStats: () => client?.coalesceStats() ?? { batches: 0, messages: 0 },
+  };
 }
 
 /** The PEM text of MQ_BROKER_CA_FILE, or undefined when it is unset; a file that cannot be

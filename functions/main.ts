@@ -94,6 +94,7 @@ const app = await createApp({
       ...http.lines(),
       ...processLines(startedMs, Date.now(), process.memoryUsage().rss),
       ...routeCacheLines(router.cacheStats()),
+      ...coalesceLines(router.coalesceStats()),
     ].join("\n") + "\n",
 });
 
@@ -137,6 +138,18 @@ function routeCacheLines({ hits, misses }: { hits: number; misses: number }): st
     "# HELP mq_cluster_route_cache_misses_total Topic routes read from the coordination store.",
     "# TYPE mq_cluster_route_cache_misses_total counter",
     `mq_cluster_route_cache_misses_total ${misses}`,
+  ];
+}
+
+/** The produce coalescer's counters (bench/cluster: hop_coalesced_per_batch). */
+function coalesceLines({ batches, messages }: { batches: number; messages: number }): string[] {
+  return [
+    "# HELP mq_cluster_produce_coalesced_batches_total Batch calls made of concurrent single produces.",
+    "# TYPE mq_cluster_produce_coalesced_batches_total counter",
+    `mq_cluster_produce_coalesced_batches_total ${batches}`,
+    "# HELP mq_cluster_produce_coalesced_messages_total Single produces sent inside those batch calls.",
+    "# TYPE mq_cluster_produce_coalesced_messages_total counter",
+    `mq_cluster_produce_coalesced_messages_total ${messages}`,
   ];
 }
 

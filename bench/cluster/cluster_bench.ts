@@ -2,12 +2,14 @@
 // aggregate throughput (figures and the N-machine estimate: bench/README.md "Cluster"):
 //   deno run -A bench/cluster/cluster_bench.ts [--json] [--runtime deno|bun]
 //     [--coordination etcd|kv-host] [--seconds 5] [--rounds 3] [--messages 1000000]
-//     [--rate 200] [--only hop|cluster]
+//     [--rate 200] [--only hop|cluster] [--coalesce true|false]
 // It starts local clusters (tools/cluster/local_cluster.ts: real processes, free ports)
 // with children on --runtime (default: the runtime it runs on) and prints one JSON line:
 //   functions_hop_ratio    single 1 KiB produces/s through a functions process ÷ straight
 //                          to the broker, same load (autocannon, 32 connections): the median
 //                          of --rounds alternating runs of --seconds, one group
+//   hop_messages_per_batch single produces per batch call the functions' coalescer made
+//                          (clusterProduceCoalesceEnable; --coalesce false turns it off)
 //   group_balance          max/min share of messages per group over --messages (1 M) small
 //                          messages, 3 groups; BATCH produce through the functions (100 per
 //                          call, 8 calls in flight), which the router splits per group
@@ -67,15 +69,26 @@ const BROKER_ENV = {
   MQ_LEASE_MARGIN_MS: "500",
   MQ_ROUTE_HEARTBEAT_MS: "1000",
 };
-const FUNCTIONS_ENV = { MQ_GRPC: "false", MQ_LOG_LEVEL: "error" };
+// --coalesce false: the functions send every single produce alone (the A/B of
+// clusterProduceCoalesceEnable, docs/cluster.md).
+const FUNCTIONS_ENV = {
+  MQ_GRPC: "false",
+  MQ_LOG_LEVEL: "error",
+  MQ_CLUSTER_PRODUCE_COALESCE: flags.string("coalesce", "true"),
+};
 
-/** Route cache hits and misses from a functions process's /metrics. */
-async function cacheCounters(url: string): Promise<{ hits: number; misses: number } | undefined> {
+/** A counter's value from a functions process's /metrics text. */
+async function counters(url: string): Promise<(name: string) => number | undefined> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const read = (name: string) => {
+  return (name: string) => {
     const line = text.split("\n").find((l) => l.startsWith(name + " "));
     return line ? Number(line.split(" ")[1]) : undefined;
   };
+}
+
+/** Route cache hits and misses from a functions process's /metrics. */
+async function cacheCounters(url: string): Promise<{ hits: number; misses: number } | undefined> {
+  const read = await counters(url);
   const hits = read("mq_cluster_route_cache_hits_total");
   const misses = read("mq_cluster_route_cache_misses_total");
   return hits === undefined || misses === undefined ? undefined : { hits, misses };
@@ -120,7 +133,14 @@ async function hopPhase(): Promise<Record<string, number>> {
       ratios.push(f / d);
       if (!json) say(`hop round ${i + 1}: direct ${d.toFixed(0)}/s, functions ${f.toFixed(0)}/s`);
     }
+    const read = await counters(fn);
+    const batches = read("mq_cluster_produce_coalesced_batches_total") ?? 0;
+    const coalesced = read("mq_cluster_produce_coalesced_messages_total") ?? 0;
     return {
+      // Single produces the functions sent inside batch calls (warm-up included), and how
+      // many per call (runtime/cluster/produce_coalescer.ts).
+      hop_coalesced_messages: coalesced,
+      hop_messages_per_batch: batches > 0 ? round(coalesced / batches) : 0,
       functions_hop_ratio: round(median(ratios)),
       direct_produce_per_s: Math.round(median(direct)),
       functions_produce_per_s: Math.round(median(through)),

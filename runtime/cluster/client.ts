@@ -65,6 +65,12 @@ export class ClusterClient implements Api {
     return this.routes.cacheStats();
   }
 
+  /** Batch calls the produce coalescer made and the single produces they carried. */
+  coalesceStats(): { batches: number; messages: number } {
+    const { batches, messages } = this.#produce.coalescer;
+    return { batches, messages };
+  }
+
   // ProducerApi
   produce: Api["produce"] = (t, m) => this.#produce.produce(t, m);
   produceBatch: Api["produceBatch"] = (t, ms) => this.#produce.produceBatch(t, ms);

@@ -16,6 +16,9 @@ export interface ClusterRouterOptions {
   clusterPopPollSliceMs?: number;
   clusterAutoCreateTopicEnable?: boolean;
   clusterRotationKeysMax?: number;
+  clusterProduceCoalesceEnable?: boolean;
+  clusterProduceCoalesceItemsMax?: number;
+  clusterProduceCoalesceBytesMax?: number;
   /** Where a broadcast that some live groups failed is reported (default console.warn). */
   log?: (line: string) => void;
   nowMs?: () => number;

@@ -16,14 +16,19 @@ import type { ClusterContext } from "./context.ts";
 import { noGroupFor, type TopicQueues, type WritableQueue } from "./queue_map.ts";
 import { isGroupFailure, isSendElsewhere } from "./fault.ts";
 import type { GroupLink } from "./route_source.ts";
+import { ProduceCoalescer } from "./produce_coalescer.ts";
 
 export class ProduceRouter {
   readonly #roundRobin = new Map<string, number>();
+  /** Concurrent single produces to one group and topic go as one batch call. */
+  readonly coalescer: ProduceCoalescer;
 
-  constructor(private readonly ctx: ClusterContext) {}
+  constructor(private readonly ctx: ClusterContext) {
+    this.coalescer = new ProduceCoalescer(ctx.settings);
+  }
 
   produce(topic: string, message: ProduceMessage): Promise<ProduceResult> {
-    return this.send(topic, message, (c, m) => c.produce(topic, m));
+    return this.send(topic, message, (_c, m, link) => this.coalescer.produce(link, topic, m));
   }
 
   /** One message to one group, picked and retried as produce is (transactions use it). */

@@ -61,6 +61,9 @@ Deno.test("clusterRouterSettingsFromEnv reads the rows, defaults and checks incl
     clusterPopPollSliceMs: 1000,
     clusterAutoCreateTopicEnable: true,
     clusterRotationKeysMax: 10_000,
+    clusterProduceCoalesceEnable: true,
+    clusterProduceCoalesceItemsMax: 64,
+    clusterProduceCoalesceBytesMax: 256 * 1024,
   });
   const set = clusterRouterSettingsFromEnv({
     MQ_CLUSTER_SEND_RETRY_TIMES: "0",

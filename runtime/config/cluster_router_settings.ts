@@ -76,6 +76,41 @@ export const CLUSTER_ROTATION_KEYS_MAX = intSetting(
   },
 );
 
+export const CLUSTER_PRODUCE_COALESCE_ENABLE = boolSetting(
+  "clusterProduceCoalesceEnable",
+  "MQ_CLUSTER_PRODUCE_COALESCE",
+  {
+    default: true,
+    doc:
+      "Single produces bound for the same broker group and topic that arrive in the same turn of the event loop go to the broker as one batch call; each caller gets its own item's answer (runtime/cluster/produce_coalescer.ts). A lone message still goes as a single produce. Off, every produce is its own call.",
+  },
+);
+
+export const CLUSTER_PRODUCE_COALESCE_ITEMS_MAX = intSetting(
+  "clusterProduceCoalesceItemsMax",
+  "MQ_CLUSTER_PRODUCE_COALESCE_ITEMS_MAX",
+  {
+    unit: "count",
+    default: 64,
+    min: 1,
+    max: 1000,
+    doc:
+      "Most single produces coalesced into one batch call (keep it at or below the brokers' batchItemsMax); a batch that is full goes at once.",
+  },
+);
+
+export const CLUSTER_PRODUCE_COALESCE_BYTES_MAX = intSetting(
+  "clusterProduceCoalesceBytesMax",
+  "MQ_CLUSTER_PRODUCE_COALESCE_BYTES_MAX",
+  {
+    unit: "bytes",
+    default: 256 * 1024,
+    min: 0,
+    doc:
+      "Most body bytes coalesced into one batch call; a message with a larger body always goes alone (the batch carries bodies as base64 JSON, so keep 4/3 of it well below the brokers' batchBodyBytesMax).",
+  },
+);
+
 export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_SEND_RETRY_TIMES,
   CLUSTER_SEND_LATENCY_FAULT_ENABLE,
@@ -83,6 +118,9 @@ export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_POP_POLL_SLICE_MS,
   CLUSTER_AUTO_CREATE_TOPIC_ENABLE,
   CLUSTER_ROTATION_KEYS_MAX,
+  CLUSTER_PRODUCE_COALESCE_ENABLE,
+  CLUSTER_PRODUCE_COALESCE_ITEMS_MAX,
+  CLUSTER_PRODUCE_COALESCE_BYTES_MAX,
 ] as const;
 
 /** The router's settings from the environment (the functions' entry files read them so:
@@ -95,5 +133,8 @@ export function clusterRouterSettingsFromEnv(env: Record<string, string | undefi
     clusterPopPollSliceMs: fromEnv(CLUSTER_POP_POLL_SLICE_MS, env),
     clusterAutoCreateTopicEnable: fromEnv(CLUSTER_AUTO_CREATE_TOPIC_ENABLE, env),
     clusterRotationKeysMax: fromEnv(CLUSTER_ROTATION_KEYS_MAX, env),
+    clusterProduceCoalesceEnable: fromEnv(CLUSTER_PRODUCE_COALESCE_ENABLE, env),
+    clusterProduceCoalesceItemsMax: fromEnv(CLUSTER_PRODUCE_COALESCE_ITEMS_MAX, env),
+    clusterProduceCoalesceBytesMax: fromEnv(CLUSTER_PRODUCE_COALESCE_BYTES_MAX, env),
   };
 }
