@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { MqClient } from "../client/mod.ts";
 import type { BrokerConfig } from "../runtime/config.ts";
 import { isSendElsewhere } from "../runtime/cluster/fault.ts";
+import { ResponseCode, responseCodeOf } from "../functions/remoting/codes.ts";
 import { notLeaderError, replicationGate } from "../runtime/ha/node_gate.ts";
 import type { MasterParts } from "../runtime/ha/node_types.ts";
 import { ReplicationError } from "../runtime/ha/replication_errors.ts";
@@ -103,4 +104,13 @@ Deno.test("replication gate: too few slaves before the put: 503, nothing written
   assert.equal(err.status, 503);
   assert.equal(isSendElsewhere(err), true);
   assert.equal(await sdkAttempts(err), 4, "a refusal before the put is retried (3 retries)");
+});
+
+Deno.test("replication gate: remoting answers a write the slaves left as SLAVE_NOT_AVAILABLE (11), a late one as FLUSH_SLAVE_TIMEOUT (12)", async () => {
+  const left = await gate(() => Promise.reject(new ReplicationError("SLAVE_NOT_AVAILABLE", "0")))
+    .confirm(100).catch((e: BrokerError) => e);
+  const late = await gate(() => Promise.reject(new ReplicationError("FLUSH_SLAVE_TIMEOUT", "t")))
+    .confirm(100).catch((e: BrokerError) => e);
+  assert.equal(responseCodeOf(left as BrokerError), ResponseCode.SLAVE_NOT_AVAILABLE);
+  assert.equal(responseCodeOf(late as BrokerError), ResponseCode.FLUSH_SLAVE_TIMEOUT);
 });
