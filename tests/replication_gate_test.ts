@@ -1,9 +1,10 @@
 // The replication gate's answers after a write was appended (runtime/ha/node_gate.ts):
 // every one is info-class (504), so neither the SDK (which retries 503s, even for POST) nor
 // the cluster router (which sends a "nothing stored" refusal to another group) sends the
-// message again. A 503 here stored seq 749 twice in tests/replication_test.ts under load:
-// the slave left the in-sync set during the put, confirm answered 503 REPLICAS_NOT_AVAILABLE
-// "written on the master only", the SDK retried and the retry was stored too.
+// message again. Seen in tests/replication_test.ts ("seq N duplicated but never retried"):
+// the master stepped down during the SYNC wait, confirm answered 503 NOT_LEADER "Cannot
+// confirm replication (REPLICATION_STOPPED)", the SDK retried, the same broker was master
+// again (next epoch) 0.5 s later and stored a second copy, which it acknowledged.
 import assert from "node:assert/strict";
 import { MqClient } from "../client/mod.ts";
 import type { BrokerConfig } from "../runtime/config.ts";
@@ -63,6 +64,10 @@ const afterWrite: [string, ReturnType<typeof gate>][] = [
   [
     "the slaves did not confirm in time",
     gate(() => Promise.reject(new ReplicationError("FLUSH_SLAVE_TIMEOUT", "late"))),
+  ],
+  [
+    "the master stopped during the wait",
+    gate(() => Promise.reject(new ReplicationError("REPLICATION_STOPPED", "stopped"))),
   ],
   [
     "the master was deposed during the wait",
