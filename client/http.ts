@@ -155,17 +155,24 @@ export class Transport {
         );
       }
       if (res.status === 204) return undefined as T;
+      let text: string | undefined;
       if (
         (res.status === 429 || res.status === 503) && attempt < this.#retries
       ) {
         const asked = retryAfterMs(res.headers.get("retry-after"));
         if (asked === undefined || asked <= this.#retryMaxMs) {
-          await res.body?.cancel();
-          await sleep(asked ?? this.#backoff(attempt), signal);
-          continue;
+          // A 503 means nothing was done, except a gateway's BROKER_UNAVAILABLE after the
+          // request reached the broker (requestSent "unknown"): a POST is not sent again
+          // then (it may have been stored: a duplicate nobody asked for).
+          if (repeatable || res.status === 429) await res.body?.cancel();
+          else if (!outcomeUnknown(text = await res.text())) text = undefined;
+          if (text === undefined) {
+            await sleep(asked ?? this.#backoff(attempt), signal);
+            continue;
+          }
         }
       }
-      const text = await res.text();
+      text ??= await res.text();
       const ok = res.ok || (init.okStatuses?.includes(res.status) ?? false);
       let value: unknown;
       try {
@@ -189,6 +196,15 @@ export class Transport {
   #backoff(attempt: number): number {
     return Math.random() *
       Math.min(this.#retryMaxMs, this.#retryBaseMs * 2 ** attempt);
+  }
+}
+
+/** True when a problem body says the request may have reached a broker (requestSent). */
+function outcomeUnknown(text: string): boolean {
+  try {
+    return (JSON.parse(text) as { requestSent?: unknown } | null)?.requestSent === "unknown";
+  } catch {
+    return false;
   }
 }
 

@@ -59,6 +59,34 @@ Deno.test("429 and 503 are retried (Retry-After honoured), then the answer is re
   ]);
 });
 
+Deno.test("a 503 that may follow a write (requestSent unknown) is not retried for a produce", async () => {
+  const unknown = () =>
+    new Response(
+      JSON.stringify({
+        type: "/problems/broker-unavailable",
+        title: "t",
+        status: 503,
+        detail: "Cannot reach the broker: connection reset",
+        code: "BROKER_UNAVAILABLE",
+        requestSent: "unknown",
+      }),
+      { status: 503, headers: { "content-type": "application/problem+json" } },
+    );
+  const post = fake([unknown(), produced()]);
+  const mq = new MqClient({ baseUrl: "http://b", fetch: post.fetch, retryBaseMs: 1 });
+  await assert.rejects(mq.produce("t", { body: "x" }), (err: BrokerError) => {
+    assert.equal(err.code, "BROKER_UNAVAILABLE");
+    assert.equal(err.extensions.requestSent, "unknown");
+    return true;
+  });
+  assert.equal(post.calls.length, 1);
+  // A produce with an Idempotency-Key is safe to send again.
+  const keyed = fake([unknown(), produced()]);
+  const mq2 = new MqClient({ baseUrl: "http://b", fetch: keyed.fetch, retryBaseMs: 1 });
+  assert.equal((await mq2.produce("t", { body: "x", idempotencyKey: "K" })).messageId, "M");
+  assert.equal(keyed.calls.length, 2);
+});
+
 Deno.test("retries stop after `retries`, and a Retry-After over retryMaxMs is not waited for", async () => {
   const { fetch, calls } = fake([
     problem(503, "NOT_LEADER"),

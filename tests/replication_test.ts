@@ -369,7 +369,8 @@ for (const runtime of RUNTIMES) {
       attempts++;
       second = await mq.produce(TOPIC, { body: "two", queueId: 2 }).catch((err) => {
         assert.ok(
-          ["NOT_LEADER", "BROKER_UNAVAILABLE", "REPLICAS_NOT_AVAILABLE"].includes(err.code),
+          ["NOT_LEADER", "BROKER_UNAVAILABLE", "REPLICAS_NOT_AVAILABLE", "REPLICATION_TIMEOUT"]
+            .includes(err.code),
           String(err),
         );
         return undefined;

@@ -89,8 +89,10 @@ export function responseCodeOf(err: BrokerError): number {
       return ResponseCode.SYSTEM_BUSY;
     case "FLUSH_TIMEOUT":
       return ResponseCode.FLUSH_DISK_TIMEOUT;
-    case "REPLICATION_TIMEOUT":
-      return ResponseCode.FLUSH_SLAVE_TIMEOUT;
+    case "REPLICATION_TIMEOUT": // written on the master, not acknowledged: a send status
+      return err.extensions.cause === "SLAVE_NOT_AVAILABLE"
+        ? ResponseCode.SLAVE_NOT_AVAILABLE
+        : ResponseCode.FLUSH_SLAVE_TIMEOUT;
     case "REPLICAS_NOT_AVAILABLE":
       return ResponseCode.SLAVE_NOT_AVAILABLE;
     case "STORE_NOT_WRITABLE":

@@ -5,9 +5,10 @@ export interface ReplicationGate {
   checkWritable(): void;
   /**
    * Resolves, once the replication policy holds for the log below `endOffset`, with how
-   * many replicas hold it (this one included). Rejects with a BrokerError otherwise
-   * (REPLICATION_TIMEOUT, REPLICAS_NOT_AVAILABLE, NOT_LEADER): never a success that
-   * promises more than happened.
+   * many replicas hold it (this one included). Rejects with a BrokerError otherwise, an
+   * info-class 504 REPLICATION_TIMEOUT as the record is written (never a 503, which says
+   * nothing was written and is sent again): never a success that promises more than
+   * happened.
    */
   confirm(endOffset: number): Promise<number>;
 }

@@ -41,9 +41,15 @@ export function replicationGate(
         }
       }
     },
+    // confirm runs after the put appended the record: every refusal from here on is
+    // info-class (504 REPLICATION_TIMEOUT, "written, not confirmed"), never a 503 that
+    // says nothing was written, which the SDK and the cluster router send again
+    // (a duplicate no producer asked for, reliability.md P4). RocketMQ likewise answers
+    // FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE as send statuses after the store, which
+    // its producer does not retry (retryAnotherBrokerWhenNotStoreOK false).
     confirm: async (endOffset) => {
       const m = parts();
-      if (m === undefined) throw node.notLeader("Cannot confirm the write");
+      if (m === undefined) throw unconfirmed("LEADERSHIP_LOST", endOffset, config, node);
       let replicas = 1;
       if (config.replicationMode === "SYNC" && config.inSyncReplicas > 1) {
         try {
@@ -58,15 +64,14 @@ export function replicationGate(
         replicas = config.inSyncReplicas;
       }
       // Leadership may have ended while the put or the wait was in flight.
-      if (!node.writable(m)) {
-        throw node.notLeader(
-          "Cannot acknowledge the write (it may or may not survive; retry with the same Idempotency-Key)",
-        );
-      }
+      if (!node.writable(m)) throw unconfirmed("LEADERSHIP_LOST", endOffset, config, node);
       return replicas;
     },
   };
 }
+
+/** Why a write appended on the master was not acknowledged. */
+export type UnconfirmedCause = "FLUSH_SLAVE_TIMEOUT" | "SLAVE_NOT_AVAILABLE" | "LEADERSHIP_LOST";
 
 function replicationFailure(
   err: unknown,
@@ -75,25 +80,38 @@ function replicationFailure(
   node: GateNode,
 ): BrokerError {
   if (!(err instanceof ReplicationError)) return err as BrokerError;
-  const { inSyncReplicas, haSlaveTimeoutMs } = config;
   switch (err.code) {
     case "FLUSH_SLAVE_TIMEOUT":
-      return new BrokerError(
-        "REPLICATION_TIMEOUT",
-        `Written on the master but not held by ${inSyncReplicas} replicas within ${haSlaveTimeoutMs} ms (haSlaveTimeoutMs); it may still be delivered: retry with an Idempotency-Key`,
-        { endOffset, inSyncReplicas },
-      );
     case "SLAVE_NOT_AVAILABLE":
-      return new BrokerError(
-        "REPLICAS_NOT_AVAILABLE",
-        `Fewer than ${
-          inSyncReplicas - 1
-        } slaves are in sync (inSyncReplicas ${inSyncReplicas}); written on the master only, so not acknowledged: retry later`,
-        { endOffset, inSyncReplicas },
-      );
-    default:
-      return node.notLeader(`Cannot confirm replication (${err.code})`);
+      return unconfirmed(err.code, endOffset, config, node);
+    default: // MASTER_DEPOSED, REPLICATION_STOPPED: this master can confirm nothing more
+      return unconfirmed("LEADERSHIP_LOST", endOffset, config, node);
   }
+}
+
+/** The 504 for a write that is on the master's log but not acknowledged: it may or may not
+ * survive (a later master may hold it), so only a retry with an Idempotency-Key is safe.
+ * `leader` names the master when another broker is known to hold the lease. */
+export function unconfirmed(
+  cause: UnconfirmedCause,
+  endOffset: number,
+  config: BrokerConfig,
+  node: GateNode,
+): BrokerError {
+  const { inSyncReplicas, haSlaveTimeoutMs } = config;
+  const notLeader = cause === "LEADERSHIP_LOST"
+    ? node.notLeader("Cannot acknowledge the write")
+    : undefined;
+  const why = cause === "FLUSH_SLAVE_TIMEOUT"
+    ? `not held by ${inSyncReplicas} replicas within ${haSlaveTimeoutMs} ms (haSlaveTimeoutMs)`
+    : cause === "SLAVE_NOT_AVAILABLE"
+    ? `fewer than ${inSyncReplicas - 1} slaves are in sync now (inSyncReplicas ${inSyncReplicas})`
+    : `the lease ended before it was confirmed (${notLeader!.message})`;
+  return new BrokerError(
+    "REPLICATION_TIMEOUT",
+    `Written on the master but not acknowledged: ${why}; it may still be delivered: retry with an Idempotency-Key`,
+    { ...notLeader?.extensions, cause, endOffset, inSyncReplicas },
+  );
 }
 
 /** NOT_LEADER for `what`, naming the master when `record` is another broker's live record. */

@@ -1,5 +1,5 @@
 // Typed errors of the replication runtime. The broker maps the first two to RocketMQ's
-// answers to a SYNC producer: FLUSH_SLAVE_TIMEOUT (12) and SLAVE_NOT_AVAILABLE (13); a put
+// answers to a SYNC producer: FLUSH_SLAVE_TIMEOUT (12) and SLAVE_NOT_AVAILABLE (11); a put
 // that got either was written on the master and may still reach the slaves (info, not fail).
 
 export type ReplicationErrorCode =

@@ -218,16 +218,19 @@ export const PROBLEMS = {
     type: "/problems/flush-timeout",
     title: "Durability not confirmed in time",
   },
-  /** SYNC replication: the master wrote the message but too few replicas confirmed it in
-   * time (RocketMQ FLUSH_SLAVE_TIMEOUT, 12). It may still be delivered: retry with an
-   * Idempotency-Key. */
+  /** SYNC replication: the master wrote the message but did not acknowledge it: too few
+   * replicas confirmed it in time (RocketMQ FLUSH_SLAVE_TIMEOUT, 12), the slaves left the
+   * in-sync set during the put (SLAVE_NOT_AVAILABLE, 11, after the store), or the lease
+   * ended meanwhile; extension `cause` says which. It may still be delivered: retry with an
+   * Idempotency-Key. A 504, as every answer after a write: the SDK and the cluster router
+   * send a 503 again, so a 503 must mean nothing was written. */
   REPLICATION_TIMEOUT: {
     status: 504,
     type: "/problems/replication-timeout",
     title: "Replication not confirmed in time",
   },
-  /** SYNC replication: fewer in-sync replicas than inSyncReplicas (RocketMQ
-   * SLAVE_NOT_AVAILABLE, 13); nothing was promised. */
+  /** SYNC replication: fewer in-sync replicas than inSyncReplicas before the put (RocketMQ
+   * 5's IN_SYNC_REPLICAS_NOT_ENOUGH); nothing was written. */
   REPLICAS_NOT_AVAILABLE: {
     status: 503,
     type: "/problems/replicas-not-available",
