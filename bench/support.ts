@@ -2,6 +2,7 @@
 // a cooperative yield, how idle the machine is and how much CPU the host steals, and the
 // broker's Deno V8 flags. Portable between Deno and Bun: node:* modules only, no Deno.* or
 // Bun.* API, so the same file runs on both and the figures compare.
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import { setImmediate } from "node:timers";
@@ -286,3 +287,44 @@ export function brokerDenoV8Flags(): string {
   return denoV8Flags = flag;
 }
 let denoV8Flags: string | undefined;
+
+/**
+ * Requests/s autocannon (Node.js, its own process) reaches POSTing `bodyFile` to `url`,
+ * refusing any non-2xx; with `pid`, also the CPU µs that server process spent per request
+ * meanwhile.
+ */
+export function autocannonPost(
+  url: string,
+  bodyFile: string,
+  connections: number,
+  durationS: number,
+  pid?: number,
+): Promise<{ rate: number; cpuUsPerReq: number | undefined }> {
+  const cpuBefore = processCpuMs(pid);
+  const cli = new URL("../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
+  const args = ["-c", String(connections), "-d", String(durationS), "-m", "POST"];
+  const child = spawn("node", [cli, ...args, "-i", bodyFile, "-j", url], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (c: string) => out += c);
+    child.on("close", () => {
+      try {
+        const r = JSON.parse(out);
+        if (r.non2xx > 0 || r.errors > 0) {
+          reject(new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors at ${url}`));
+          return;
+        }
+        const cpuAfter = processCpuMs(pid);
+        const cpuUsPerReq = cpuBefore === undefined || cpuAfter === undefined
+          ? undefined
+          : (cpuAfter - cpuBefore) * 1000 / Math.max(1, r.requests.total);
+        resolve({ rate: r.requests.average, cpuUsPerReq });
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}

@@ -59,7 +59,8 @@ const brokers = brokerLink(
   brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {},
 );
 // The cluster router (docs/cluster.md): each call goes to the broker group that owns its
-// queue; the QStash calls go to the home group. One group behaves as one broker.
+// queue; the QStash calls keep every group signing with the same keys. One group behaves as
+// one broker.
 const router = clusterRouter({
   kv,
   cluster,

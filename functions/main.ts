@@ -59,7 +59,7 @@ const brokers = brokerLink(
   brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {},
 );
 // The cluster router: one group or many, each call goes to the group that owns its queue;
-// the QStash calls go to the home group.
+// the QStash calls keep every group signing with the same keys (ClusterQstash).
 let router;
 try {
   router = clusterRouter({

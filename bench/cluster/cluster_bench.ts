@@ -6,7 +6,7 @@
 // It starts local clusters (tools/cluster/local_cluster.ts: real processes, free ports)
 // with children on --runtime (default: the runtime it runs on) and prints one JSON line:
 //   functions_hop_ratio    single 1 KiB produces/s through a functions process ÷ straight
-//                          to the broker, same load (autocannon, 32 connections): the median
+//                          to the broker, same load (32 connections): the median
 //                          of --rounds alternating runs of --seconds, one group
 //   hop_messages_per_batch single produces per batch call the functions' coalescer made
 //                          (clusterProduceCoalesceEnable; --coalesce false turns it off)
@@ -36,6 +36,7 @@ import type { CoordinationKind } from "../../tools/cluster/coordination.ts";
 import { etcdBinary } from "../../tools/cluster/etcd.ts";
 import { tempDir } from "../../tools/cluster/process.ts";
 import {
+  autocannonPost,
   busyMachineWarning,
   commandLine,
   machineIdleShare,
@@ -46,7 +47,7 @@ import {
   say,
   sleep,
 } from "../support.ts";
-import { autocannon, batchSpread, CpuMeter, PacedProducer, slotGroups } from "./load.ts";
+import { batchSpread, CpuMeter, PacedProducer, slotGroups } from "./load.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -113,7 +114,7 @@ async function hopPhase(): Promise<Record<string, number>> {
   writeFileSync(bodyFile, "z".repeat(1024));
   const path = "/v1/topics/Hop/messages";
   try {
-    await autocannon(`${fn}${path}`, bodyFile, 32, 1); // warm-up, both paths
+    await autocannonPost(`${fn}${path}`, bodyFile, 32, 1); // warm-up, both paths
     const ratios: number[] = [];
     const direct: number[] = [];
     const through: number[] = [];
@@ -122,10 +123,10 @@ async function hopPhase(): Promise<Record<string, number>> {
     const cpu = { direct: [] as number[], brokerHop: [] as number[], fnHop: [] as number[] };
     for (let i = 0; i < rounds; i++) {
       const alone = new CpuMeter(brokerPid);
-      const d = await autocannon(`${broker}${path}`, bodyFile, 32, seconds);
+      const d = (await autocannonPost(`${broker}${path}`, bodyFile, 32, seconds)).rate;
       cpu.direct.push(alone.usPerMessage(d * seconds) ?? NaN);
       const [b, fm] = [new CpuMeter(brokerPid), new CpuMeter(fnPid)];
-      const f = await autocannon(`${fn}${path}`, bodyFile, 32, seconds);
+      const f = (await autocannonPost(`${fn}${path}`, bodyFile, 32, seconds)).rate;
       cpu.brokerHop.push(b.usPerMessage(f * seconds) ?? NaN);
       cpu.fnHop.push(fm.usPerMessage(f * seconds) ?? NaN);
       direct.push(d);

@@ -1,48 +1,9 @@
-// Load for the cluster bench: autocannon (Node.js, its own process) for the hop ratio,
+// Load for the cluster bench (the hop ratio runs autocannonPost from bench/support.ts):
 // batch produce for the group balance, and a paced open-loop producer that records each
 // call's latency and the group that took it, for the failover phase.
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { MqClient } from "../../client/mod.ts";
 import { splitQueueId, type TopicRouteView } from "../../runtime/protocol/cluster_types.ts";
-
-/** Requests/s autocannon reaches POSTing `bodyFile` to `url`; any non-2xx fails the run. */
-export function autocannon(
-  url: string,
-  bodyFile: string,
-  connections: number,
-  durationS: number,
-): Promise<number> {
-  const cli = new URL("../../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
-  const child = spawn("node", [
-    cli,
-    "-c",
-    String(connections),
-    "-d",
-    String(durationS),
-    "-m",
-    "POST",
-    "-i",
-    bodyFile,
-    "-j",
-    url,
-  ], { stdio: ["ignore", "pipe", "ignore"] });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (c: string) => out += c);
-    child.on("close", () => {
-      try {
-        const r = JSON.parse(out);
-        if (r.non2xx > 0 || r.errors > 0) {
-          reject(new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors at ${url}`));
-        } else resolve(r.requests.average);
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
-}
 
 /** Slot → group name of a topic's route (global queue id = slot × 1024 + local id). */
 export async function slotGroups(url: string, topic: string): Promise<Map<number, string>> {

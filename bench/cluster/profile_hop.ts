@@ -1,5 +1,5 @@
 // CPU profile of a functions process under the hop load of cluster_bench.ts (single 1 KiB
-// produces, autocannon, 32 connections), to see where its µs per message go:
+// produces, 32 connections), to see where its µs per message go:
 //   deno run -A bench/cluster/profile_hop.ts [--runtime deno|bun] [--out DIR] [--seconds 8]
 //     [--coalesce true|false]
 // One group on etcd (tools/cluster/local_cluster.ts); the functions process is started here
@@ -12,8 +12,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { MqClient } from "../../client/mod.ts";
 import { LocalCluster } from "../../tools/cluster/local_cluster.ts";
 import { runtimeBinary, tempDir } from "../../tools/cluster/process.ts";
-import { commandLine, say, sleep } from "../support.ts";
-import { autocannon } from "./load.ts";
+import { autocannonPost, commandLine, say, sleep } from "../support.ts";
 
 const flags = commandLine();
 const runtime = flags.string("runtime", "deno") as "deno" | "bun";
@@ -63,8 +62,8 @@ try {
   const body = `${out}/body`;
   writeFileSync(body, "z".repeat(1024));
   const path = `${url}/v1/topics/Hop/messages`;
-  await autocannon(path, body, 32, 1);
-  const rate = await autocannon(path, body, 32, seconds);
+  await autocannonPost(path, body, 32, 1);
+  const rate = (await autocannonPost(path, body, 32, seconds)).rate;
   rmSync(body);
   say(`${runtime}: ${rate.toFixed(0)} produces/s through the functions; profile in ${out}`);
   console.log(JSON.stringify({ runtime, rate: Math.round(rate), seconds, out }));

@@ -30,6 +30,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
 import {
+  autocannonPost,
   brokerDenoV8Flags,
   busyMachineWarning,
   cpuTimes,
@@ -37,7 +38,6 @@ import {
   machineIdleShare,
   median,
   percentile,
-  processCpuMs,
   stealShare,
   stealText,
   stealWarning,
@@ -103,55 +103,6 @@ function startServer(
     });
     child.on("error", reject);
     child.on("close", (code) => reject(new Error(`${script} exited early (${code})`)));
-  });
-}
-
-/** Requests/s autocannon reaches against `url` (POST of `bodyFile`), refusing any non-2xx;
- * with `pid`, also the CPU µs that server process spent per request meanwhile. */
-function autocannon(
-  url: string,
-  bodyFile: string,
-  connections: number,
-  durationS: number,
-  pid?: number,
-): Promise<{ rate: number; cpuUsPerReq: number | undefined }> {
-  const cpuBefore = processCpuMs(pid);
-  const cli = new URL("../../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
-  const child = spawn("node", [
-    cli,
-    "-c",
-    String(connections),
-    "-d",
-    String(durationS),
-    "-m",
-    "POST",
-    "-i",
-    bodyFile,
-    "-j",
-    url,
-  ], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (c: string) => out += c);
-    child.on("close", () => {
-      try {
-        const r = JSON.parse(out);
-        if (r.non2xx > 0 || r.errors > 0) {
-          reject(new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors at ${url}`));
-        } else {
-          const cpuAfter = processCpuMs(pid);
-          const cpuUsPerReq = cpuBefore === undefined || cpuAfter === undefined
-            ? undefined
-            : (cpuAfter - cpuBefore) * 1000 / Math.max(1, r.requests.total);
-          resolve({ rate: r.requests.average, cpuUsPerReq });
-        }
-      } catch (err) {
-        reject(err);
-      }
-    });
   });
 }
 
@@ -230,16 +181,16 @@ try {
   writeFileSync(bodyFile, body);
   const path = "/v1/topics/bench/messages";
   say("warming up…");
-  await autocannon(hello.url + path, bodyFile, 16, 1);
-  await autocannon(broker.url + path, bodyFile, 16, 1);
+  await autocannonPost(hello.url + path, bodyFile, 16, 1);
+  await autocannonPost(broker.url + path, bodyFile, 16, 1);
   say(`hello-world Hono POST (baseline) then single produce, autocannon -c 64, ${rounds} rounds…`);
   const helloRates: number[] = [], produceRates: number[] = [], ratios: number[] = [];
   const helloCpu: number[] = [], produceCpu: number[] = [];
   const ratioPhase = cpuTimes();
   for (let round = 1; round <= rounds; round++) {
     const roundStart = cpuTimes();
-    const hr = await autocannon(hello.url + path, bodyFile, 64, seconds, hello.pid);
-    const pr = await autocannon(broker.url + path, bodyFile, 64, seconds, broker.pid);
+    const hr = await autocannonPost(hello.url + path, bodyFile, 64, seconds, hello.pid);
+    const pr = await autocannonPost(broker.url + path, bodyFile, 64, seconds, broker.pid);
     const h = hr.rate, p = pr.rate;
     if (hr.cpuUsPerReq !== undefined) helloCpu.push(hr.cpuUsPerReq);
     if (pr.cpuUsPerReq !== undefined) produceCpu.push(pr.cpuUsPerReq);

@@ -26,13 +26,7 @@ export async function fanOut<T>(
   absent: readonly ProblemCode[] = [],
   consumerGroup?: string,
 ): Promise<Answer<T>[]> {
-  const settled = await Promise.allSettled(
-    links.map((link) =>
-      consumerGroup === undefined
-        ? ctx.call(link, topic, (c) => f(c, link))
-        : forGroup(ctx, link, topic, consumerGroup, (c) => f(c, link))
-    ),
-  );
+  const settled = await settleAll(ctx, links, topic, f, consumerGroup);
   const answers: Answer<T>[] = [];
   let absentError: unknown;
   for (let i = 0; i < settled.length; i++) {
@@ -47,6 +41,23 @@ export async function fanOut<T>(
     throw new BrokerError("BROKER_UNAVAILABLE", "No broker group is live in this cluster");
   }
   return answers;
+}
+
+/** `f` on every link at once (through forGroup when a consumer group is named). */
+function settleAll<T>(
+  ctx: ClusterContext,
+  links: readonly GroupLink[],
+  topic: string | undefined,
+  f: (client: GroupLink["client"], link: GroupLink) => Promise<T>,
+  consumerGroup: string | undefined,
+): Promise<PromiseSettledResult<T>[]> {
+  return Promise.allSettled(
+    links.map((link) =>
+      consumerGroup === undefined
+        ? ctx.call(link, topic, (c) => f(c, link))
+        : forGroup(ctx, link, topic, consumerGroup, (c) => f(c, link))
+    ),
+  );
 }
 
 /**
@@ -67,13 +78,7 @@ export async function broadcast<T>(
   options: { absent?: readonly ProblemCode[]; consumerGroup?: string } = {},
 ): Promise<Answer<T>[]> {
   const { absent = [], consumerGroup } = options;
-  const settled = await Promise.allSettled(
-    links.map((link) =>
-      consumerGroup === undefined
-        ? ctx.call(link, topic, (c) => f(c, link))
-        : forGroup(ctx, link, topic, consumerGroup, (c) => f(c, link))
-    ),
-  );
+  const settled = await settleAll(ctx, links, topic, f, consumerGroup);
   const answers: Answer<T>[] = [];
   const missed: { link: GroupLink; err: unknown }[] = [];
   let absentError: unknown;
