@@ -4,9 +4,7 @@
 import { Buffer } from "node:buffer";
 import { EventEmitter } from "node:events";
 import type { H2Stream } from "./stream.ts";
-
-const DEADLINE_EXCEEDED = 4;
-const INTERNAL = 13;
+import { GrpcStatus } from "../status.ts";
 
 /** grpc-timeout ("100m", "5S", …: gRPC over HTTP/2) in ms; Infinity when absent. */
 export function timeoutMs(value: string | undefined): number {
@@ -82,7 +80,7 @@ export class H2Call extends EventEmitter {
     try {
       bytes = value instanceof Uint8Array ? value : this.serialize(value);
     } catch (err) {
-      this.fail(INTERNAL, `Cannot encode the response: ${(err as Error).message}`);
+      this.fail(GrpcStatus.INTERNAL, `Cannot encode the response: ${(err as Error).message}`);
       return false;
     }
     this.stream.message(bytes);
@@ -102,7 +100,7 @@ export class H2Call extends EventEmitter {
   override emit(event: string | symbol, ...args: unknown[]): boolean {
     if (event === "error") {
       const s = args[0] as StatusObject | undefined;
-      this.#finish(s?.code ?? INTERNAL, s?.details ?? "");
+      this.#finish(s?.code ?? GrpcStatus.INTERNAL, s?.details ?? "");
       return this.listenerCount("error") > 0 ? super.emit(event, ...args) : true;
     }
     return super.emit(event, ...args);
@@ -119,7 +117,7 @@ export class H2Call extends EventEmitter {
   /** As grpc-js: the client gets DEADLINE_EXCEEDED and the handler sees a cancelled call. */
   #deadlinePassed() {
     if (this.writableEnded || this.cancelled) return;
-    this.stream.finish(DEADLINE_EXCEEDED, "Deadline exceeded");
+    this.stream.finish(GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded");
     this.writableEnded = true;
     this.#cancel();
   }

@@ -11,11 +11,8 @@ import type { GrpcService } from "../service.ts";
 import { H2Call, MessageReader } from "./call.ts";
 import { H2Connection } from "./conn.ts";
 import type { H2Stream } from "./stream.ts";
+import { GrpcStatus } from "../status.ts";
 
-const UNIMPLEMENTED = 12;
-const INTERNAL = 13;
-const UNKNOWN = 2;
-const RESOURCE_EXHAUSTED = 8;
 /** After the last call of a connection is answered at shutdown, how long its client gets to
  * close it (they do at once after GOAWAY) before it is ended. */
 const CLOSE_GRACE_MS = 250;
@@ -37,7 +34,7 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
   const onStream = (stream: H2Stream) => {
     const m = methods.get(stream.headers.get(":path") ?? "");
     if (stream.headers.get(":method") !== "POST" || !m) {
-      stream.finish(UNIMPLEMENTED, `Not served here: ${stream.headers.get(":path")}`);
+      stream.finish(GrpcStatus.UNIMPLEMENTED, `Not served here: ${stream.headers.get(":path")}`);
       return;
     }
     const { def, impl } = m;
@@ -50,12 +47,15 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
       impl(call);
       stream.ondata = (chunk) => {
         const bad = reader.push(chunk, messages);
-        if (bad) return call.fail(INTERNAL, bad);
+        if (bad) return call.fail(GrpcStatus.INTERNAL, bad);
         for (const msg of messages.splice(0)) {
           try {
             call.emit("data", decode(msg));
           } catch (err) {
-            return call.fail(INTERNAL, `Cannot parse a message: ${(err as Error).message}`);
+            return call.fail(
+              GrpcStatus.INTERNAL,
+              `Cannot parse a message: ${(err as Error).message}`,
+            );
           }
         }
       };
@@ -67,15 +67,18 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
       if (!refused) refused = reader.push(chunk, messages) ?? "";
     };
     stream.onend = () => {
-      if (refused) return stream.finish(RESOURCE_EXHAUSTED, refused);
+      if (refused) return stream.finish(GrpcStatus.RESOURCE_EXHAUSTED, refused);
       if (messages.length !== 1 || reader.partial) {
-        return stream.finish(INTERNAL, "Expected exactly one request message");
+        return stream.finish(GrpcStatus.INTERNAL, "Expected exactly one request message");
       }
       let request: unknown;
       try {
         request = decode(messages[0]);
       } catch (err) {
-        return stream.finish(INTERNAL, `Cannot parse the request: ${(err as Error).message}`);
+        return stream.finish(
+          GrpcStatus.INTERNAL,
+          `Cannot parse the request: ${(err as Error).message}`,
+        );
       }
       if (def.responseStream) {
         const call = new H2Call(stream, def.responseSerialize as never, options.nowMs());
@@ -89,12 +92,17 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         metadata: { get: (k: string) => (headers.has(k) ? [headers.get(k)!] : []) },
       };
       impl(call, (err: grpc.ServiceError | null, res: unknown) => {
-        if (err) return stream.finish(err.code ?? UNKNOWN, err.details ?? err.message ?? "");
+        if (err) {
+          return stream.finish(err.code ?? GrpcStatus.UNKNOWN, err.details ?? err.message ?? "");
+        }
         let bytes: Uint8Array;
         try {
           bytes = def.responseSerialize(res);
         } catch (e) {
-          return stream.finish(INTERNAL, `Cannot encode the response: ${(e as Error).message}`);
+          return stream.finish(
+            GrpcStatus.INTERNAL,
+            `Cannot encode the response: ${(e as Error).message}`,
+          );
         }
         stream.message(bytes);
         stream.finish(0);
