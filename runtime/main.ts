@@ -27,9 +27,19 @@ import type { GrpcServer } from "../functions/grpc/server.ts";
 
 /** A free TCP port on `host` (the replication port must be known before the lease names it). */
 async function freePort(platform: Platform, host: string): Promise<number> {
+  const reserved = await reservePort(platform, host);
+  await reserved.release();
+  return reserved.port;
+}
+
+/** A free port, held by a listener until release(): a port picked early and bound much later
+ * (the store opens in between) would otherwise be free for any other process to take. */
+async function reservePort(
+  platform: Platform,
+  host: string,
+): Promise<{ port: number; release(): Promise<void> }> {
   const server = await platform.listenTcp({ hostname: host, port: 0 }, (s) => s.destroy());
-  await server.close();
-  return server.port;
+  return { port: server.port, release: () => server.close() };
 }
 
 function readConfigFile(args: string[]): Record<string, unknown> {
@@ -77,10 +87,13 @@ async function main() {
   const grpcModule = config.grpcEnabled ? import("../functions/grpc/server.ts") : undefined;
   const remotingModule = config.remotingEnable ? import("../functions/remoting/mod.ts") : undefined;
   const platform = await pickPlatform();
+  let remotingPortHeld: { release(): Promise<void> } | undefined;
   if (config.remotingEnable && config.remotingPort === 0) {
     // Records name the remoting port as their store host (offset message ids): pick it now,
-    // before the store opens, as the replication port is picked.
-    config = { ...config, remotingPort: await freePort(platform, config.host) };
+    // before the store opens, and hold it until the remoting server binds it.
+    const held = await reservePort(platform, config.host);
+    remotingPortHeld = held;
+    config = { ...config, remotingPort: held.port };
   }
   // The route table's KV opens while the store does (Bun's @deno/kv takes tens of ms);
   // registration awaits it before "listening", as before (bench/README.md "Round 3 (branch hot-start)").
@@ -205,7 +218,9 @@ async function main() {
   /** A lone broker's NameServer reads other groups from the KV route table (opened lazily). */
   let routeKv: Promise<KvPort> | undefined;
   if (remotingModule) {
-    remoting = await (await remotingModule).startRemoting({
+    const startRemoting = (await remotingModule).startRemoting;
+    await remotingPortHeld?.release();
+    remoting = await startRemoting({
       core: broker ?? leaderCore(() => started().client() as Broker),
       routes: broker
         ? (self) =>
