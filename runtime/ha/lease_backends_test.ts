@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import process from "node:process";
 import { startKvHost } from "../../tools/kv_host/kv_connect_host.ts";
 import { ETCD_SKIP_REASON, startEtcd } from "../../tests/harness/etcd.ts";
+import { stablePort } from "../../tools/cluster/ports.ts";
 import type { KvPort } from "../platform/kv_port.ts";
 import { pickPlatform } from "../platform/pick.ts";
 import { type LeaseClock, LeaseKeeper, type LeaseSettings } from "./lease.ts";
@@ -54,7 +55,11 @@ const BACKENDS: Backend[] = [
   {
     name: "Deno KV (KV Connect)",
     async start() {
-      let host = await startKvHost({ serve: platform.serve, token: TOKEN });
+      let host = await startKvHost({
+        serve: platform.serve,
+        token: TOKEN,
+        port: await stablePort(),
+      });
       return {
         url: host.url,
         async outage(ms) {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import process from "node:process";
 import { type KvHost, startKvHost } from "../../tools/kv_host/kv_connect_host.ts";
+import { stablePort } from "../../tools/cluster/ports.ts";
 import type { KvPort } from "../platform/kv_port.ts";
 import { pickPlatform } from "../platform/pick.ts";
 
@@ -114,7 +115,9 @@ class Group implements AsyncDisposable {
 }
 
 Deno.test("LeaseKeeper over KV Connect: takeover after a pause, after release, and through a KV outage", async (t) => {
-  await using group = new Group(await startKvHost({ serve: platform.serve, token: TOKEN }));
+  await using group = new Group(
+    await startKvHost({ serve: platform.serve, token: TOKEN, port: await stablePort() }),
+  );
   const [a, b] = [await group.add(1), await group.add(2)];
   await group.add(3);
   await group.waitFor("broker 1 leads", () => a.keeper.isLeader(), 2000);

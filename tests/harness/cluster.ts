@@ -7,6 +7,7 @@ import type { HaStatus } from "../../runtime/ha/node.ts";
 import { type ChildRun, type RuntimeName, startChild } from "./process.ts";
 import { type BrokerProcess, startBroker, tempDir } from "./broker.ts";
 import { type EtcdProcess, startEtcd } from "./etcd.ts";
+import { stablePort } from "../../tools/cluster/ports.ts";
 
 export const KV_TOKEN = "kv-test-token-0123456789";
 
@@ -37,6 +38,7 @@ export class Cluster implements AsyncDisposable {
   }
 
   async startKv(): Promise<void> {
+    this.#kvPort ||= await stablePort();
     this.#kv = startChild("deno", "tools/kv_host/main.ts", [
       "--port",
       String(this.#kvPort),

@@ -9,7 +9,8 @@ import { spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import process from "node:process";
-import { etcdBinary, freePort, startEtcd } from "./etcd.ts";
+import { etcdBinary, startEtcd } from "./etcd.ts";
+import { stablePort } from "./ports.ts";
 import { ChildRun, type SpawnOptions, startChild, tempDir } from "./process.ts";
 
 export type CoordinationKind = "etcd" | "denokv" | "kv-host";
@@ -73,7 +74,7 @@ async function startDenokv(options: SpawnOptions): Promise<Coordination> {
     );
   }
   const dir = tempDir("denokv");
-  const port = await freePort();
+  const port = await stablePort();
   const child = spawn(bin, [
     "--sqlite-path",
     `${dir}/kv.sqlite`,

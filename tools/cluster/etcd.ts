@@ -1,11 +1,12 @@
 // A throwaway single-member etcd v3 for local clusters (tools/cluster/main.ts) and tests:
 // Debian's `etcd-server` binary (installed by scripts/install.sh; ETCD_BIN overrides), on
-// two free loopback ports with a temp data dir, stopped by PID and its data removed at the
+// two free loopback ports below the ephemeral range (tools/cluster/ports.ts: it is restarted
+// at the same address) with a temp data dir, stopped by PID and its data removed at the
 // end. Tests skip, saying why, without it; the launcher exits 2 saying why.
 import { spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import process from "node:process";
+import { stablePort } from "./ports.ts";
 import { ChildRun, type SpawnOptions, tempDir } from "./process.ts";
 
 /** The etcd binary, or undefined when none is installed. */
@@ -19,14 +20,8 @@ export const ETCD_SKIP_REASON = etcdBinary() === undefined
   ? "etcd is not installed (scripts/install.sh installs Debian's etcd-server as root)"
   : undefined;
 
-/** A port the OS just handed out on 127.0.0.1 (etcd takes ports, not port 0). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** Restarts tried while a port is still in use (a closing connection's TIME_WAIT, a test). */
+const RESTART_ATTEMPTS = 10;
 
 export class EtcdProcess implements AsyncDisposable {
   #run: ChildRun;
@@ -54,12 +49,18 @@ export class EtcdProcess implements AsyncDisposable {
     await this.#run.exited;
   }
 
-  /** The same member again: same ports, same data. */
+  /** The same member again: same ports, same data; a port still held is waited for. */
   async restart(): Promise<void> {
     await this.kill();
-    this.#run = spawnEtcd(this.dataDir, this.ports, this.options);
-    if (!await healthy(this.ports.client, this.#run)) {
-      throw new Error(`etcd did not restart:\n${this.#run.stderr.join("").slice(-2000)}`);
+    for (let attempt = 1;; attempt++) {
+      this.#run = spawnEtcd(this.dataDir, this.ports, this.options);
+      if (await healthy(this.ports.client, this.#run)) return;
+      const log = this.#run.stderr.join("").slice(-2000);
+      await this.kill();
+      if (attempt === RESTART_ATTEMPTS || !log.includes("address already in use")) {
+        throw new Error(`etcd did not restart:\n${log}`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
     }
   }
 
@@ -105,7 +106,7 @@ function spawnEtcd(
 export async function startEtcd(options: SpawnOptions = {}): Promise<EtcdProcess> {
   if (etcdBinary() === undefined) throw new Error(ETCD_SKIP_REASON);
   for (let attempt = 1;; attempt++) {
-    const ports = { client: await freePort(), peer: await freePort() };
+    const ports = { client: await stablePort(), peer: await stablePort() };
     const dataDir = tempDir("etcd");
     const run = spawnEtcd(dataDir, ports, options);
     const proc = new EtcdProcess(run, dataDir, ports, options);
