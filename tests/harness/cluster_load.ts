@@ -10,6 +10,7 @@ export interface Acked {
   key?: string;
   seq: number;
   queueId: number;
+  messageId: string;
   at: number;
 }
 
@@ -60,7 +61,14 @@ export class LoadProducer {
         body,
         ...(key !== undefined && { shardingKey: key }),
       });
-      this.acked.push({ body, key, seq, queueId: r.queueId, at: Date.now() });
+      this.acked.push({
+        body,
+        key,
+        seq,
+        queueId: r.queueId,
+        messageId: r.messageId,
+        at: Date.now(),
+      });
       return r;
     } catch (err) {
       this.failed.push({ body, error: String(err) });
@@ -94,11 +102,21 @@ export class LoadProducer {
   }
 }
 
+/** One message as a consumer read it: enough to tell, when a body is read twice, whether
+ * it was stored twice (two message ids) or one record was delivered twice. */
+export interface ReadCopy {
+  body: string;
+  offset: number;
+  messageId: string;
+  commitLogOffset: number;
+  bornTimestamp: number;
+}
+
 /** A pull consumer of one consumer group owning the global queues `share` picks (queueId
  * % of === index) out of the topic's queue list; it reads from the group's committed offset, commits
  * after each batch, and remembers what it read per queue in offset order. */
 export class PullConsumer {
-  readonly read = new Map<number, { body: string; offset: number }[]>();
+  readonly read = new Map<number, ReadCopy[]>();
   /** The last failure per queue (a group failing over, a queue that went away). */
   readonly errors = new Map<number, string>();
   /** Where this consumer goes on per queue: a group that fails over may come back with an
@@ -158,7 +176,15 @@ export class PullConsumer {
       const r = await this.#client.pull(this.topic, queueId, { offset, max: 64 });
       if (r.messages.length === 0) return n;
       const got = this.read.get(queueId) ?? [];
-      for (const m of r.messages) got.push({ body: m.body, offset: m.queueOffset });
+      for (const m of r.messages) {
+        got.push({
+          body: m.body,
+          offset: m.queueOffset,
+          messageId: m.messageId,
+          commitLogOffset: m.commitLogOffset,
+          bornTimestamp: m.bornTimestamp,
+        });
+      }
       this.read.set(queueId, got);
       n += r.messages.length;
       offset = r.nextOffset;
@@ -210,7 +236,10 @@ export function groupProblems(consumers: PullConsumer[], acked: Acked[]): string
     );
   }
   const twice = [...counts].filter(([, n]) => n > 1).map(([b]) => b);
-  if (twice.length) problems.push(`${twice.length} read more than once: ${twice.slice(0, 5)}`);
+  if (twice.length) {
+    const where = twice.slice(0, 3).map((b) => `${b} [${copiesOf(consumers, acked, b)}]`);
+    problems.push(`${twice.length} read more than once: ${where.join("; ")}`);
+  }
   // Order per key: in each queue (offset order), one key's sequence numbers only grow.
   const keyOf = new Map(acked.filter((a) => a.key).map((a) => [a.body, a]));
   for (const c of consumers) {
@@ -228,6 +257,21 @@ export function groupProblems(consumers: PullConsumer[], acked: Acked[]): string
     }
   }
   return problems;
+}
+
+/** Where each copy of `body` was read, and where its producer was told it went. */
+function copiesOf(consumers: PullConsumer[], acked: Acked[], body: string): string {
+  const copies = consumers.flatMap((c) =>
+    [...c.read].flatMap(([q, list]) =>
+      list.filter((m) => m.body === body).map((m) =>
+        `q${q}@${m.offset} id ${m.messageId} clo ${m.commitLogOffset} born ${m.bornTimestamp}`
+      )
+    )
+  );
+  const a = acked.find((x) => x.body === body);
+  return `${copies.join(", ")}; acked ${
+    a ? `on q${a.queueId} id ${a.messageId} at ${a.at}` : "never"
+  }`;
 }
 
 /** Keys whose acked messages landed on more than one queue among `acked`. */
