@@ -218,7 +218,12 @@ async function scenario(runtime: RuntimeName, coordination: CoordinationKind) {
     await Promise.all(consumers.map((c) => c.stop()));
   }
   const acked = [...keyed.acked, ...plain.acked];
-  say(`${acked.length} acked, ${keyed.failed.length + plain.failed.length} refused`);
+  const refused = [...keyed.failed, ...plain.failed];
+  say(
+    `${acked.length} acked, ${refused.length} refused${
+      refused.slice(0, 3).map((f) => `; ${f.body}: ${f.error.slice(0, 300)}`).join("")
+    }`,
+  );
   await consumeAll(consumers, acked);
   assert.deepEqual(
     { split: groupProblems(split, acked), one: groupProblems(one, acked) },
