@@ -2,6 +2,7 @@
 // AbortSignal, retries with exponential backoff and jitter on 429 and 503 (honouring
 // Retry-After), and problem+json answers turned into BrokerError. Web-standard APIs only.
 import { BrokerError } from "./errors.ts";
+import { mayHavePooledConnection, noteAnswer } from "./pooled_origins.ts";
 import type { SignalSource } from "./types.ts";
 
 export interface TransportOptions {
@@ -25,6 +26,10 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Turns each error before it is thrown (e.g. into another error class). */
   mapError?: (error: BrokerError) => unknown;
+  /** How long after the broker's last answer a refused connect may hide a request the
+   * runtime's fetch already sent once on a pooled connection, ms (requestSent "unknown"
+   * then). Default POOLED_CONNECTION_WINDOW_MS_DEFAULT (pooled_origins.ts). */
+  pooledConnectionWindowMs?: number;
 }
 
 /** Per call: the caller's abort signal and a deadline replacing the client's. */
@@ -59,6 +64,8 @@ export function signalOf(
 
 export class Transport {
   readonly base: string;
+  readonly #origin: string;
+  readonly #pooledWindowMs: number | undefined;
   readonly #token: string | undefined;
   readonly #fetch: typeof fetch | undefined;
   readonly #retries: number;
@@ -69,6 +76,8 @@ export class Transport {
 
   constructor(options: TransportOptions) {
     this.base = options.baseUrl.replace(/\/$/, "");
+    this.#origin = URL.canParse(this.base) ? new URL(this.base).origin : this.base;
+    this.#pooledWindowMs = options.pooledConnectionWindowMs;
     this.#token = options.token;
     this.#fetch = options.fetch;
     this.#retries = options.retries ?? RETRIES_DEFAULT;
@@ -147,13 +156,17 @@ export class Transport {
           continue;
         }
         // requestSent tells a caller that may try another broker whether this one can have
-        // acted on the request: only a failed connect is sure it did not.
+        // acted on the request: only a failed connect is sure it did not, and only when
+        // the runtime had no pooled connection to send it on first (pooled_origins.ts).
+        const notSent = connectFailed(err) &&
+          !mayHavePooledConnection(this.#origin, this.#pooledWindowMs);
         throw new BrokerError(
           "BROKER_UNAVAILABLE",
           `Cannot reach ${this.base}: ${message(err)}`,
-          { cause: err, extensions: { requestSent: connectFailed(err) ? false : "unknown" } },
+          { cause: err, extensions: { requestSent: notSent ? false : "unknown" } },
         );
       }
+      noteAnswer(this.#origin);
       if (res.status === 204) return undefined as T;
       let text: string | undefined;
       if (

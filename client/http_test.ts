@@ -219,3 +219,47 @@ Deno.test("a network error says whether the request can have left: requestSent",
   assert.equal(connectFailed(bun("ECONNRESET")), false);
   assert.equal(connectFailed(new Error("timed out")), false);
 });
+
+Deno.test("a refused connect after the broker answered on a kept-alive connection is requestSent unknown", async () => {
+  // The second request reaches the server on the pooled connection; the server then stops
+  // listening and drops it. Deno's fetch sends it again on a new connection, which is
+  // refused: its error says "connect" though the server read the request.
+  const received: string[] = [];
+  const server = net.createServer((s) => {
+    let buf = "";
+    s.on("data", (d) => {
+      buf += d.toString("latin1");
+      for (;;) {
+        const head = buf.indexOf("\r\n\r\n");
+        if (head < 0) return;
+        const length = Number(/content-length: *(\d+)/i.exec(buf.slice(0, head))?.[1] ?? 0);
+        if (buf.length < head + 4 + length) return;
+        received.push(buf.slice(0, buf.indexOf(" ")));
+        buf = buf.slice(head + 4 + length);
+        if (received.length === 1) {
+          s.write(
+            "HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}",
+          );
+        } else {
+          server.close();
+          s.destroy();
+        }
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const port = (server.address() as net.AddressInfo).port;
+  const client = new MqClient({ baseUrl: `http://127.0.0.1:${port}`, retries: 0 });
+  try {
+    await client.produce("t", { body: new Uint8Array([1]) });
+    const err = await client.produce("t", { body: new Uint8Array([2]) }).then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(err instanceof BrokerError, String(err));
+    assert.equal(received.length, 2, "the server read the second produce");
+    assert.equal(err.extensions.requestSent, "unknown", err.message);
+  } finally {
+    server.close();
+  }
+});
