@@ -209,9 +209,19 @@ async function scenario(runtime: RuntimeName, coordination: CoordinationKind) {
       }
     });
     await cluster.removeGroup("broker-a");
-    assert.deepEqual(
-      (await routes.route(TOPIC)).brokerGroups.map((g) => g.name),
-      ["broker-b", "broker-c", "broker-d"],
+    // A group that does not answer at that moment (its lease renewing late on a loaded
+    // machine) is left out of the route, as a NameServer drops an expired broker: wait for
+    // the three, and broker-a must not come back meanwhile.
+    let names: string[] = [];
+    await until(
+      "route lists broker-b, broker-c, broker-d",
+      async () => {
+        names = (await routes.route(TOPIC)).brokerGroups.map((g) => g.name);
+        assert.ok(!names.includes("broker-a"), `broker-a back in the route: ${names}`);
+        return names.join() === "broker-b,broker-c,broker-d";
+      },
+      20_000,
+      () => `last: ${names}`,
     );
   } finally {
     await Promise.all([keyed.stop(), plain.stop()]);
