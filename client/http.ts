@@ -2,7 +2,7 @@
 // AbortSignal, retries with exponential backoff and jitter on 429 and 503 (honouring
 // Retry-After), and problem+json answers turned into BrokerError. Web-standard APIs only.
 import { BrokerError } from "./errors.ts";
-import { mayHavePooledConnection, noteAnswer } from "./pooled_origins.ts";
+import { noteAnswer, noteFailure, refusedProvesNotSent } from "./pooled_origins.ts";
 import type { SignalSource } from "./types.ts";
 
 export interface TransportOptions {
@@ -28,7 +28,8 @@ export interface TransportOptions {
   mapError?: (error: BrokerError) => unknown;
   /** How long after the broker's last answer a refused connect may hide a request the
    * runtime's fetch already sent once on a pooled connection, ms (requestSent "unknown"
-   * then). Default POOLED_CONNECTION_WINDOW_MS_DEFAULT (pooled_origins.ts). */
+   * then, for calls started before a failure was seen: pooled_origins.ts). Default
+   * POOLED_CONNECTION_WINDOW_MS_DEFAULT. */
   pooledConnectionWindowMs?: number;
 }
 
@@ -144,6 +145,7 @@ export class Transport {
     const repeatable = init.repeatable ?? method !== "POST";
     for (let attempt = 0;; attempt++) {
       let res: Response;
+      const startedAt = Date.now();
       try {
         const request: RequestInit = { method, headers, body: body as BodyInit | undefined };
         if (signal) request.signal = signal;
@@ -151,15 +153,16 @@ export class Transport {
         res = await (this.#fetch ?? fetch)(`${this.base}${path}`, request);
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err;
+        // requestSent tells a caller that may try another broker whether this one can have
+        // acted on the request: only a failed connect is sure it did not, and only when no
+        // pooled connection can have carried it first (pooled_origins.ts).
+        const notSent = connectFailed(err) &&
+          refusedProvesNotSent(this.#origin, startedAt, this.#pooledWindowMs);
+        noteFailure(this.#origin);
         if (repeatable && attempt < this.#retries) {
           await sleep(this.#backoff(attempt), signal);
           continue;
         }
-        // requestSent tells a caller that may try another broker whether this one can have
-        // acted on the request: only a failed connect is sure it did not, and only when
-        // the runtime had no pooled connection to send it on first (pooled_origins.ts).
-        const notSent = connectFailed(err) &&
-          !mayHavePooledConnection(this.#origin, this.#pooledWindowMs);
         throw new BrokerError(
           "BROKER_UNAVAILABLE",
           `Cannot reach ${this.base}: ${message(err)}`,

@@ -259,6 +259,15 @@ Deno.test("a refused connect after the broker answered on a kept-alive connectio
     assert.ok(err instanceof BrokerError, String(err));
     assert.equal(received.length, 2, "the server read the second produce");
     assert.equal(err.extensions.requestSent, "unknown", err.message);
+    // A call started after that failure can only have met a refused connect: not sent.
+    await new Promise((r) => setTimeout(r, 5)); // a later millisecond than the failure
+    const later = await client.produce("t", { body: new Uint8Array([3]) }).then(
+      () => undefined,
+      (e) => e,
+    );
+    assert.ok(later instanceof BrokerError, String(later));
+    assert.equal(later.extensions.requestSent, false, later.message);
+    assert.equal(received.length, 2);
   } finally {
     server.close();
   }
