@@ -140,7 +140,7 @@ async function scenario(runtime: RuntimeName, coordination: CoordinationKind) {
     await Promise.all([keyed.sendMany(60), plain.sendMany(60)]);
     const steady: Acked[] = [...keyed.acked];
     assert.deepEqual(keysOnSeveralQueues(steady), [], "a key stays on one queue");
-    assert.equal(keyed.failed.length + plain.failed.length, 0);
+    assert.equal(keyed.failed.length + plain.failed.length, 0, lastErrors(keyed, plain));
     const used = new Set([...keyed.acked, ...plain.acked].map((a) => a.queueId));
     for (const g of ["broker-a", "broker-b", "broker-c"]) {
       const qs = await groupQueues(urls[0], g);
