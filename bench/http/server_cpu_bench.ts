@@ -7,7 +7,9 @@
 //   bun run bench/http/server_cpu_bench.ts     [--json] [--seconds 4] [--rounds 3]
 // Each round runs autocannon -c 64 against each server in turn (1 KiB POST to
 // /v1/topics/bench/messages) and reads the server's utime/stime from /proc/<pid>/stat
-// before and after; figures are medians over the rounds (bench/README.md, "Produce path").
+// before and after, and its main thread's from /proc/<pid>/task/<pid>/stat: the JS thread's
+// share of the wall time (`_main_thread_busy`) says whether that thread is what bounds the
+// rate. Figures are medians over the rounds (bench/README.md, "Produce path").
 import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -75,11 +77,19 @@ function start(name: string): Promise<Server> {
   });
 }
 
-/** utime and stime of a process, ms. */
-function cpuMs(pid: number): { user: number; sys: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { user: Number(f[11]) * 10, sys: Number(f[12]) * 10 };
+/** utime and stime of a process (all threads), and of its main thread (the JS thread), ms. */
+function cpuMs(pid: number): { user: number; sys: number; main: number } {
+  const fields = (path: string) => {
+    const stat = readFileSync(path, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  };
+  const f = fields(`/proc/${pid}/stat`);
+  const m = fields(`/proc/${pid}/task/${pid}/stat`);
+  return {
+    user: Number(f[11]) * 10,
+    sys: Number(f[12]) * 10,
+    main: (Number(m[11]) + Number(m[12])) * 10,
+  };
 }
 
 function autocannon(url: string, bodyFile: string, c: number, s: number): Promise<number> {
@@ -108,7 +118,10 @@ function autocannon(url: string, bodyFile: string, c: number, s: number): Promis
 const bodyFile = `${dataDir}/body-1k`;
 writeFileSync(bodyFile, new Uint8Array(1024).fill(97));
 const servers: Record<string, Server> = {};
-const samples: Record<string, { rate: number[]; user: number[]; sys: number[] }> = {};
+const samples: Record<
+  string,
+  { rate: number[]; user: number[]; sys: number[]; main: number[]; busy: number[] }
+> = {};
 try {
   for (const name of only) servers[name] = await start(name);
   if (servers.broker) {
@@ -129,14 +142,18 @@ try {
       const n = await autocannon(url + path, bodyFile, 64, seconds);
       const took = (performance.now() - started) / 1000;
       const after = cpuMs(pid);
-      const s = samples[name] ??= { rate: [], user: [], sys: [] };
+      const s = samples[name] ??= { rate: [], user: [], sys: [], main: [], busy: [] };
       s.rate.push(n / took);
       s.user.push((after.user - before.user) * 1000 / n);
       s.sys.push((after.sys - before.sys) * 1000 / n);
+      s.main.push((after.main - before.main) * 1000 / n);
+      s.busy.push((after.main - before.main) / (took * 1000));
       say(
         `round ${round} ${name.padEnd(6)} ${(n / took).toFixed(0)} req/s  user ${
           s.user.at(-1)!.toFixed(1)
-        } µs/req  sys ${s.sys.at(-1)!.toFixed(1)} µs/req`,
+        } µs/req  sys ${s.sys.at(-1)!.toFixed(1)} µs/req  main thread ${
+          s.main.at(-1)!.toFixed(1)
+        } µs/req (busy ${(s.busy.at(-1)! * 100).toFixed(0)}%)`,
       );
     }
   }
@@ -149,6 +166,9 @@ for (const [name, s] of Object.entries(samples)) {
   result[`${name}_user_us_per_req`] = Number(median(s.user).toFixed(1));
   result[`${name}_sys_us_per_req`] = Number(median(s.sys).toFixed(1));
   result[`${name}_cpu_us_per_req`] = Number(median(s.user.map((u, i) => u + s.sys[i])).toFixed(1));
+  result[`${name}_main_thread_us_per_req`] = Number(median(s.main).toFixed(1));
+  result[`${name}_main_thread_busy`] = Number(median(s.busy).toFixed(2));
+  result[`${name}_req_per_s`] = Math.round(median(s.rate));
 }
 if (json) process.stdout.write(JSON.stringify(result) + "\n");
 else for (const [k, v] of Object.entries(result)) process.stdout.write(`${k.padEnd(26)} ${v}\n`);
