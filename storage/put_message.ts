@@ -57,11 +57,16 @@ export function putPrepared(core: StoreCore, prepared: PreparedRecord): Promise<
     durability,
   });
   const epoch = gate.dropEpoch;
-  const written = gate.scheduleWrite().then(() =>
-    gate.checkWritten(epoch, position.physicalOffset)
-  );
+  const offset = position.physicalOffset;
   if (core.config.flushDiskType === "SYNC_FLUSH") {
-    return written.then(() => groupCommit.waitFlushed(end)).then(() => result("FLUSHED"));
+    return gate.scheduleWrite().then(() => {
+      gate.checkWritten(epoch, offset);
+      return groupCommit.waitFlushed(end);
+    }).then(() => result("FLUSHED"));
   }
-  return written.then(() => result(end <= groupCommit.flushedOffset ? "FLUSHED" : "WRITTEN"));
+  // One reaction per put on the hot path (ASYNC_FLUSH): the write check and the answer.
+  return gate.scheduleWrite().then(() => {
+    gate.checkWritten(epoch, offset);
+    return result(end <= groupCommit.flushedOffset ? "FLUSHED" : "WRITTEN");
+  });
 }

@@ -39,8 +39,6 @@ export const SYSFLAG_STORE_HOST_V6 = 0x20;
 export const SYSFLAG_TRANSACTION_MASK = 0xC;
 
 const TOPIC_PATTERN = /^[%|a-zA-Z0-9_-]+$/;
-// deno-lint-ignore no-control-regex -- the separators \u0001 and \u0002 are ASCII too
-const ASCII = /^[\x00-\x7f]*$/;
 export const QUEUE_OFFSET_AT = 20;
 export const PHYSICAL_OFFSET_AT = 28;
 export const BORN_HOST_AT = 48;
@@ -120,23 +118,37 @@ function checkTopic(topic: string): void {
 
 export function encodeProperties(properties: Map<string, string> | undefined): Uint8Array {
   if (!properties || properties.size === 0) return new Uint8Array(0);
-  const text = propertiesText(properties);
-  return typeof text === "string" ? encoder.encode(text) : text;
+  const measured = measureProperties(properties);
+  if (typeof measured !== "number") return measured;
+  const out = new Uint8Array(measured);
+  writeProperties(out, 0, properties);
+  return out;
+}
+
+/** Whether `text` holds a separator (-1), only ASCII (0), or other characters too (1). */
+function scanText(text: string): number {
+  let wide = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 1 || c === 2) return -1;
+    if (c > 0x7f) wide = 1;
+  }
+  return wide;
 }
 
 /**
- * The properties as NAME\u0001VALUE\u0002 pairs, checked: the text itself when it is pure
- * ASCII (its length is its byte length), else its UTF-8 bytes.
+ * The properties checked and measured in one pass over their characters: the byte length
+ * of their NAME\u0001VALUE\u0002 pairs when all are ASCII (encodeRecord then writes them
+ * from the map, one byte per character: no text built, no second scan), else their UTF-8
+ * bytes. Building the text and testing it cost ~0.5 µs a put on Bun (bench/README.md,
+ * "Produce path (issue #27, round 4…)").
  */
-function propertiesText(properties: Map<string, string>): string | Uint8Array {
-  if (properties.size === 0) return "";
-  let text = "";
+function measureProperties(properties: Map<string, string>): number | Uint8Array {
+  let length = 0;
+  let wide = false;
   for (const [name, value] of properties) {
-    if (
-      name.length === 0 || name.includes(NAME_VALUE_SEPARATOR) ||
-      name.includes(PROPERTY_SEPARATOR) ||
-      value.includes(NAME_VALUE_SEPARATOR) || value.includes(PROPERTY_SEPARATOR)
-    ) {
+    const n = scanText(name), v = scanText(value);
+    if (name.length === 0 || n < 0 || v < 0) {
       throw new StoreError(
         "PROPERTY_ILLEGAL",
         `Cannot store property ${
@@ -144,16 +156,37 @@ function propertiesText(properties: Map<string, string>): string | Uint8Array {
         } as names must be non-empty and names and values must not contain \\u0001 or \\u0002`,
       );
     }
-    text += name + NAME_VALUE_SEPARATOR + value + PROPERTY_SEPARATOR;
+    if (n > 0 || v > 0) wide = true;
+    length += name.length + value.length + 2;
   }
-  const bytes = ASCII.test(text) ? text : encoder.encode(text);
-  if (bytes.length > PROPERTIES_BYTES_MAX) {
+  let measured: number | Uint8Array = length;
+  if (wide) {
+    let text = "";
+    for (const [name, value] of properties) {
+      text += name + NAME_VALUE_SEPARATOR + value + PROPERTY_SEPARATOR;
+    }
+    measured = encoder.encode(text);
+    length = measured.length;
+  }
+  if (length > PROPERTIES_BYTES_MAX) {
     throw new StoreError(
       "PROPERTIES_SIZE_EXCEEDED",
-      `Cannot store properties as they encode to ${bytes.length} > ${PROPERTIES_BYTES_MAX} bytes`,
+      `Cannot store properties as they encode to ${length} > ${PROPERTIES_BYTES_MAX} bytes`,
     );
   }
-  return bytes;
+  return measured;
+}
+
+/** Writes ASCII properties (measureProperties said so) as NAME\u0001VALUE\u0002 pairs. */
+function writeProperties(target: Uint8Array, at: number, properties: Map<string, string>) {
+  let p = at;
+  for (const [name, value] of properties) {
+    p = writeAscii(target, p, name);
+    target[p++] = 1;
+    p = writeAscii(target, p, value);
+    target[p++] = 2;
+  }
+  return p;
 }
 
 function checkHost(host: HostAddress, what: string) {
@@ -181,23 +214,24 @@ export class PreparedRecord {
   readonly sysFlag: number;
   readonly properties: Map<string, string>;
   readonly input: MessageInput;
-  /** NAME\u0001VALUE\u0002 pairs: a string when pure ASCII (written byte by byte), else UTF-8. */
-  readonly props: string | Uint8Array;
+  /** The properties' UTF-8 bytes when not all ASCII; else encodeRecord writes them from
+   * `properties`, one byte per character. */
+  readonly propsUtf8: Uint8Array | undefined;
   readonly propsBytes: number;
 
   constructor(
     input: MessageInput,
     sysFlag: number,
     properties: Map<string, string>,
-    props: string | Uint8Array,
+    props: number | Uint8Array,
   ) {
     this.input = input;
     this.topic = input.topic;
     this.queueId = input.queueId;
     this.sysFlag = sysFlag;
     this.properties = properties;
-    this.props = props;
-    this.propsBytes = props.length;
+    this.propsUtf8 = typeof props === "number" ? undefined : props;
+    this.propsBytes = typeof props === "number" ? props : props.length;
     const v2 = input.topic.length > TOPIC_BYTES_MAX_V1;
     this.size = 84 + (input.bornHost.ip.length === 16 ? 12 : 0) +
       (input.storeHost.ip.length === 16 ? 12 : 0) + 4 + input.body.length + (v2 ? 2 : 1) +
@@ -238,7 +272,12 @@ export function prepareRecord(input: MessageInput, maxMessageSize: number): Prep
   let sysFlag = (input.sysFlag ?? 0) & ~(SYSFLAG_BORN_HOST_V6 | SYSFLAG_STORE_HOST_V6);
   if (input.bornHost.ip.length === 16) sysFlag |= SYSFLAG_BORN_HOST_V6;
   if (input.storeHost.ip.length === 16) sysFlag |= SYSFLAG_STORE_HOST_V6;
-  return new PreparedRecord(input, sysFlag, properties, propertiesText(properties));
+  return new PreparedRecord(
+    input,
+    sysFlag,
+    properties,
+    properties.size === 0 ? 0 : measureProperties(properties),
+  );
 }
 
 /**
@@ -282,9 +321,10 @@ export function encodeRecord(
   }
   p = writeAscii(target, p, topic);
   view.setInt16(p, record.propsBytes);
-  if (typeof record.props === "string") p = writeAscii(target, p + 2, record.props);
+  const utf8 = record.propsUtf8;
+  if (utf8 === undefined) p = writeProperties(target, p + 2, record.properties);
   else {
-    target.set(record.props, p + 2);
+    target.set(utf8, p + 2);
     p += 2 + record.propsBytes;
   }
   assert(p === at + record.size, "record length fields disagree");

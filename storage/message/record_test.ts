@@ -197,6 +197,42 @@ Deno.test("parseRecord() round-trips any body, topic and properties (property te
   );
 });
 
+Deno.test("the properties section is the UTF-8 of NAME\\u0001VALUE\\u0002 pairs, ASCII or not, up to 32767 bytes", () => {
+  const section = (properties: Map<string, string>) => {
+    const r = prepareRecord({
+      topic: "T",
+      queueId: 0,
+      body: new Uint8Array(0),
+      properties,
+      bornTimestamp: 1,
+      bornHost: v4(1, 1, 1, 1, 1),
+      storeHost: v4(1, 1, 1, 1, 1),
+    }, MAX);
+    const bytes = r.bytes;
+    const length = new DataView(bytes.buffer).getInt16(bytes.length - r.propsBytes - 2);
+    assert.equal(length, r.propsBytes);
+    return bytes.subarray(bytes.length - r.propsBytes);
+  };
+  const text = (m: Map<string, string>) =>
+    new TextEncoder().encode([...m].map(([k, v]) => k + "\u0001" + v + "\u0002").join(""));
+  for (
+    const m of [
+      new Map([["UNIQ_KEY", "0A0B0C0D0E0F10111213141516171819"], ["TAGS", "a"]]),
+      new Map([["k", "\u0000\u007f"], ["e", "é"]]), // ASCII edges, then a two-byte character
+      new Map([["é", "x"], ["k", "😀 ü"]]), // non-ASCII name, a surrogate pair
+      new Map([["k", ""]]),
+    ]
+  ) assert.deepEqual(section(m), text(m));
+  // The limit counts bytes: 32767 fits, one more does not, and "é" counts two.
+  assert.equal(section(new Map([["k", "v".repeat(32767 - 3)]])).length, 32767);
+  for (const value of ["v".repeat(32767 - 2), "é".repeat(16383)]) {
+    assert.throws(
+      () => section(new Map([["k", value]])),
+      (err: unknown) => err instanceof StoreError && err.code === "PROPERTIES_SIZE_EXCEEDED",
+    );
+  }
+});
+
 Deno.test("parseRecord() reports a flipped body byte, a torn record and a wrong offset", () => {
   const prepared = prepareRecord({
     topic: "T",
