@@ -10,6 +10,8 @@ export interface Acked {
   key?: string;
   seq: number;
   queueId: number;
+  /** When the produce was sent (the router picked its group then), and acknowledged. */
+  sentAt: number;
   at: number;
 }
 
@@ -55,12 +57,13 @@ export class LoadProducer {
     const body = `${this.name}-${seq}`;
     const key = this.keys > 0 ? `${this.name}-k${seq % this.keys}` : undefined;
     const client = this.#clients[seq % this.#clients.length];
+    const sentAt = Date.now();
     try {
       const r = await client.produce(this.topic, {
         body,
         ...(key !== undefined && { shardingKey: key }),
       });
-      this.acked.push({ body, key, seq, queueId: r.queueId, at: Date.now() });
+      this.acked.push({ body, key, seq, queueId: r.queueId, sentAt, at: Date.now() });
       return r;
     } catch (err) {
       this.failed.push({ body, error: String(err) });
