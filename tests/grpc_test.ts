@@ -203,7 +203,8 @@ for (const runtime of RUNTIMES) {
             for (const body of ["from http 1", "from http 2", "from http 3"]) {
               await mq.produce("Orders", { body, tag: "http" });
             }
-            const got = await receiveN(consumer, 4, 1000);
+            // Invisible for 2 s: four calls below must settle them first, on busy cores.
+            const got = await receiveN(consumer, 4, 2000);
             assert.deepEqual(
               got.map((m) => m.body.toString()).sort(),
               ["from http 1", "from http 2", "from http 3", "order one"],
@@ -214,8 +215,8 @@ for (const runtime of RUNTIMES) {
             await consumer.ack(keep as never);
             await consumer.changeInvisibleDuration(extend as never, 6000);
             for (const m of rest) await consumer.ack(m as never);
-            // `extend` is hidden past its first second; nothing else is left.
-            await sleep(1300);
+            // `extend` is hidden past its first two seconds; nothing else is left.
+            await sleep(2300);
             assert.deepEqual(await consumer.receive(5, 1000), []);
             await consumer.ack(extend as never); // the handle from the change still works
 
