@@ -119,7 +119,10 @@ Deno.test("Broker.pull() and receive() read the client's signal only to wait; an
     const started = Date.now();
     const held = broker.pull("t", 0, { offset: 1, waitMs: 5000 }, signal);
     const receiving = broker.receive("g", { topic: "t", waitMs: 5000 }, signal);
-    await new Promise((r) => setTimeout(r, 20));
+    // Both reach their wait after a read of the store (slow on a busy disk): wait for that.
+    for (const end = Date.now() + 3000; reads < 2 && Date.now() < end;) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     assert.equal(reads, 2, "each wait reads it once");
     assert.ok(broker.holds.held >= 2);
     controller.abort();

@@ -8,7 +8,7 @@
 import process from "node:process";
 import { readFileSync, statfsSync } from "node:fs";
 import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
-import { jsonLogger } from "./log.ts";
+import { jsonLogger, type Logger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
@@ -25,21 +25,42 @@ import type { KvPort } from "./platform/kv_port.ts";
 import type { Platform } from "./platform/platform.ts";
 import type { GrpcServer } from "../functions/grpc/server.ts";
 
-/** A free TCP port on `host` (the replication port must be known before the lease names it). */
-async function freePort(platform: Platform, host: string): Promise<number> {
-  const reserved = await reservePort(platform, host);
-  await reserved.release();
-  return reserved.port;
-}
-
 /** A free port, held by a listener until release(): a port picked early and bound much later
  * (the store opens in between) would otherwise be free for any other process to take. */
 async function reservePort(
   platform: Platform,
   host: string,
+  port = 0,
 ): Promise<{ port: number; release(): Promise<void> }> {
-  const server = await platform.listenTcp({ hostname: host, port: 0 }, (s) => s.destroy());
+  const server = await platform.listenTcp({ hostname: host, port }, (s) => s.destroy());
   return { port: server.port, release: () => server.close() };
+}
+
+/** A free port for the replication listener, named in the lease before it is bound and bound
+ * only while this replica is master: held by a placeholder whenever it is not, so that no
+ * other process takes it in between (a promotion would then fail to listen). */
+async function replicationPortHold(platform: Platform, host: string, log: Logger) {
+  const first = await reservePort(platform, host);
+  const port = first.port;
+  let held: { release(): Promise<void> } | undefined = first;
+  return {
+    port,
+    async release() {
+      const h = held;
+      held = undefined;
+      await h?.release();
+    },
+    async hold() {
+      if (held) return;
+      held = await reservePort(platform, host, port).catch((err) => {
+        log("warn", "cannot hold the replication port while not master", {
+          port,
+          err: String(err),
+        });
+        return undefined;
+      });
+    },
+  };
 }
 
 function readConfigFile(args: string[]): Record<string, unknown> {
@@ -270,7 +291,10 @@ async function main() {
   }
   if (!broker) {
     kv = await platform.openKv(config.kvPath, { accessToken: config.kvAccessToken });
-    const haPort = config.haPort || await freePort(platform, config.haHost);
+    const haPortHold = config.haPort
+      ? undefined
+      : await replicationPortHold(platform, config.haHost, log);
+    const haPort = config.haPort || haPortHold!.port;
     const { HaNode } = await import("./ha/node.ts");
     node = new HaNode({
       ...deps,
@@ -278,6 +302,7 @@ async function main() {
       openKv: platform.openKv,
       httpAddress: address,
       haAddress: { host: config.haAdvertisedHost, port: haPort },
+      haPortHold,
       remotingAddress: remoting?.brokerAddress,
       brokerFetch: brokerCa ? platform.fetchTrusting(brokerCa) : undefined,
     });

@@ -57,24 +57,34 @@ for (const runtime of RUNTIMES) {
         ...ready.functions.map((f) => f.pid),
         ...ready.groups.flatMap((g) => g.brokers.map((b) => b.pid)),
       ];
-      assert.equal(pids.length, 1 + 1 + 4);
-      assert.ok(pids.every(alive));
-      assert.ok(existsSync(ready.dataDir));
+      try {
+        assert.equal(pids.length, 1 + 1 + 4);
+        assert.ok(pids.every(alive));
+        assert.ok(existsSync(ready.dataDir));
 
-      const mq = new MqClient({ baseUrl: ready.url, retries: 0 });
-      await mq.upsertTopic("Launched", { readQueueNums: 2, writeQueueNums: 2 });
-      const sent = await mq.produce("Launched", { body: "through the launcher" });
-      const got = await mq.pull("Launched", sent.queueId, { offset: sent.queueOffset });
-      assert.deepEqual(got.messages.map((m) => m.body), ["through the launcher"]);
+        const mq = new MqClient({ baseUrl: ready.url, retries: 0 });
+        await mq.upsertTopic("Launched", { readQueueNums: 2, writeQueueNums: 2 });
+        const sent = await mq.produce("Launched", { body: "through the launcher" });
+        const got = await mq.pull("Launched", sent.queueId, { offset: sent.queueOffset });
+        assert.deepEqual(got.messages.map((m) => m.body), ["through the launcher"]);
 
-      launcher.kill("SIGTERM");
-      await launcher.exited;
-      assert.ok(
-        launcher.lines.some((l) => l.includes('"event":"cluster-stopped"')),
-        `no cluster-stopped line; stderr: ${launcher.stderr.join("").slice(-2000)}`,
-      );
-      assert.deepEqual(pids.filter(alive), [], "every child is gone");
-      assert.equal(existsSync(ready.dataDir), false, "its temp folder is removed");
+        launcher.kill("SIGTERM");
+        await launcher.exited;
+        assert.ok(
+          launcher.lines.some((l) => l.includes('"event":"cluster-stopped"')),
+          `no cluster-stopped line; stderr: ${launcher.stderr.join("").slice(-2000)}`,
+        );
+        assert.deepEqual(pids.filter(alive), [], "every child is gone");
+        assert.equal(existsSync(ready.dataDir), false, "its temp folder is removed");
+      } finally {
+        // The launcher's children run in process groups of their own: a failed step above
+        // (after which the launcher is only SIGKILLed) must not leave them running.
+        for (const pid of pids.filter(alive)) {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch { /* gone meanwhile */ }
+        }
+      }
     },
   });
 }

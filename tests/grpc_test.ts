@@ -161,15 +161,19 @@ for (const runtime of RUNTIMES) {
           const sent = Date.now();
           // gRPC's delay (a timer message), HTTP's delayMs and deliverAt (timers) and delay
           // level 1 (1 s): each is delivered with the time it was due.
+          // A relative delay counts from when its own call was made (not from `sent`: the
+          // calls before it may take a while on busy cores).
           await producer.send({ topic: "Later", delay: 1500, body: Buffer.from("later") });
+          const delayMsAt = Date.now();
           await mq.produce("Later", { body: "delay-ms", delayMs: 1200 });
           await mq.produce("Later", { body: "deliver-at", deliverAt: sent + 1300 });
+          const levelAt = Date.now();
           await mq.produce("Later", { body: "level-1", delayLevel: 1 });
           const due: Record<string, number> = {
             later: sent + 1500,
-            "delay-ms": sent + 1200,
+            "delay-ms": delayMsAt + 1200,
             "deliver-at": sent + 1300,
-            "level-1": sent + 1000,
+            "level-1": levelAt + 1000,
           };
           const consumer = consumerOf(endpoints, "later-side", "Later");
           await consumer.startup();
@@ -203,7 +207,8 @@ for (const runtime of RUNTIMES) {
             for (const body of ["from http 1", "from http 2", "from http 3"]) {
               await mq.produce("Orders", { body, tag: "http" });
             }
-            const got = await receiveN(consumer, 4, 1000);
+            // Invisible for 2 s: four calls below must settle them first, on busy cores.
+            const got = await receiveN(consumer, 4, 2000);
             assert.deepEqual(
               got.map((m) => m.body.toString()).sort(),
               ["from http 1", "from http 2", "from http 3", "order one"],
@@ -214,8 +219,8 @@ for (const runtime of RUNTIMES) {
             await consumer.ack(keep as never);
             await consumer.changeInvisibleDuration(extend as never, 6000);
             for (const m of rest) await consumer.ack(m as never);
-            // `extend` is hidden past its first second; nothing else is left.
-            await sleep(1300);
+            // `extend` is hidden past its first two seconds; nothing else is left.
+            await sleep(2300);
             assert.deepEqual(await consumer.receive(5, 1000), []);
             await consumer.ack(extend as never); // the handle from the change still works
 

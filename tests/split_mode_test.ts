@@ -28,7 +28,8 @@ for (const runtime of RUNTIMES) {
     };
     const dataDir = tempDir(`split-${runtime}`);
     try {
-      const first = await startBroker(runtime, { dataDir, env });
+      // Disposed (SIGKILL, a no-op once killed below) even when a step before the kill fails.
+      await using first = await startBroker(runtime, { dataDir, env });
       await using functions = await startFunctions(runtime, { kvUrl, kvToken: TOKEN });
       const mq = functions.client;
       await mq.upsertTopic("Split", { readQueueNums: 1, writeQueueNums: 1 });

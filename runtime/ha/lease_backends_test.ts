@@ -278,7 +278,13 @@ const RULES: { name: string; run(url: string, store: RunningStore): Promise<void
       let leaderPastDeadline = false;
       let back = false;
       const downAt = performance.now();
-      const outage = store.outage(2 * TTL).then(() => back = true);
+      // Settled either way, so a store that fails to come back fails this step (with its
+      // message) instead of surfacing as an uncaught error of the whole file.
+      const outage = store.outage(2 * TTL).then(
+        () => ({ ok: true as const }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ).finally(() => back = true);
+      let ended: Awaited<typeof outage> | undefined;
       try {
         await group.waitFor("the outage ends", () => {
           deadline = holder.keeper.holding()?.deadlineMonotonicMs ?? deadline;
@@ -286,8 +292,9 @@ const RULES: { name: string; run(url: string, store: RunningStore): Promise<void
           return back;
         }, 20 * TTL);
       } finally {
-        await outage;
+        ended = await outage;
       }
+      if (!ended.ok) throw ended.error;
       assert.equal(leaderPastDeadline, false);
       assert.ok(deadline - downAt <= TTL, `${deadline - downAt} ms`);
       const tookMs = await group.waitFor(

@@ -29,8 +29,10 @@ const SETTINGS: Partial<LeaseSettings> = {
 /** How often the test samples isLeader(), ms; measured times are this coarse. */
 const SAMPLE_MS = 5;
 /** A candidate's poll step (read, publish, list, CAS) on loopback, and timer lateness when
- * other tests load the CPU, ms. */
-const STEP_SLACK_MS = 100;
+ * other tests load the CPU, ms (as in lease_backends_test.ts: 100 left a takeover after
+ * release measured at 110 ms against a bound of 200 under load). A release still shows up
+ * well before an expiry (TTL + margin). */
+const STEP_SLACK_MS = 300;
 
 const clock: LeaseClock = {
   monotonicMs: () => performance.now(),

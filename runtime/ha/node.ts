@@ -254,6 +254,7 @@ export class HaNode implements HaApi {
         if (!this.#keeper.supersede(higher)) this.#lost(epoch, "SUPERSEDED");
       },
     });
+    await this.#d.haPortHold?.release();
     await master.start();
     const ref: { parts?: MasterParts } = {};
     let broker: Broker;
@@ -287,6 +288,7 @@ export class HaNode implements HaApi {
     m.broker.drain();
     await m.routes?.stop({ remove: false });
     await m.master.stop();
+    if (!this.#stopped) await this.#d.haPortHold?.hold();
     await m.broker.close();
   }
 

@@ -19,6 +19,10 @@ export interface HaNodeDeps extends Omit<BrokerDeps, "store" | "replication"> {
   httpAddress: string;
   /** host:port of this broker's replication listener (fixed for the process). */
   haAddress: { host: string; port: number };
+  /** An auto-picked haAddress port's placeholder listener: released just before the
+   * replication listener binds the port, held again once it has closed (none for a
+   * configured port). */
+  haPortHold?: { release(): Promise<void>; hold(): Promise<void> };
   /** host:port of this broker's RocketMQ remoting port, when it serves one. */
   remotingAddress?: string;
   /** The fetch a slave reaches its master's HTTP API with (trusting brokerCaFile); the

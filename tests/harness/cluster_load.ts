@@ -11,6 +11,8 @@ export interface Acked {
   seq: number;
   queueId: number;
   messageId: string;
+  /** When the produce was sent (the router picked its group then), and acknowledged. */
+  sentAt: number;
   at: number;
 }
 
@@ -56,6 +58,7 @@ export class LoadProducer {
     const body = `${this.name}-${seq}`;
     const key = this.keys > 0 ? `${this.name}-k${seq % this.keys}` : undefined;
     const client = this.#clients[seq % this.#clients.length];
+    const sentAt = Date.now();
     try {
       const r = await client.produce(this.topic, {
         body,
@@ -67,6 +70,7 @@ export class LoadProducer {
         seq,
         queueId: r.queueId,
         messageId: r.messageId,
+        sentAt,
         at: Date.now(),
       });
       return r;
