@@ -120,6 +120,25 @@ export const GRPC_H2_HEADER_BYTES_MAX = intSetting(
       "Lean transport: largest header block and decoded header list of a request (SETTINGS_MAX_HEADER_LIST_SIZE).",
   },
 );
+export const GRPC_H2_WRITE_BUFFER_BYTES = intSetting(
+  "grpcH2WriteBufferBytes",
+  "MQ_GRPC_H2_WRITE_BUFFER_BYTES",
+  {
+    unit: "bytes",
+    default: 1024 * 1024,
+    defaultText: "1048576 (1 MiB)",
+    min: 16_384,
+    doc:
+      "Lean transport: bytes waiting to be written to a connection above which its client is not read from until they drain (a client that does not read cannot pile up replies).",
+  },
+);
+export const GRPC_H2_IDLE_MS = intSetting("grpcH2IdleMs", "MQ_GRPC_H2_IDLE_MS", {
+  unit: "ms",
+  default: 120_000,
+  doc:
+    "Lean transport: a connection with no call open this long (or that never sends the HTTP/2 preface) gets GOAWAY and is closed; 0: never.",
+  rocketmq: "grpcClientIdleTimeMills",
+});
 
 export const GRPC_SETTINGS = [
   GRPC_ENABLED,
@@ -137,6 +156,8 @@ export const GRPC_SETTINGS = [
   GRPC_H2_WINDOW_BYTES,
   GRPC_H2_FRAME_BYTES_MAX,
   GRPC_H2_HEADER_BYTES_MAX,
+  GRPC_H2_WRITE_BUFFER_BYTES,
+  GRPC_H2_IDLE_MS,
 ] as const;
 
 export interface GrpcSettings {
@@ -155,6 +176,8 @@ export interface GrpcSettings {
   grpcH2WindowBytes: number;
   grpcH2FrameBytesMax: number;
   grpcH2HeaderBytesMax: number;
+  grpcH2WriteBufferBytes: number;
+  grpcH2IdleMs: number;
 }
 
 /** The gRPC settings from the environment, for split-mode functions (PORT 0 → grpcPort 0
@@ -177,5 +200,7 @@ export function grpcSettingsFromEnv(env: Record<string, string | undefined>): Gr
     grpcH2WindowBytes: fromEnv(GRPC_H2_WINDOW_BYTES, env),
     grpcH2FrameBytesMax: fromEnv(GRPC_H2_FRAME_BYTES_MAX, env),
     grpcH2HeaderBytesMax: fromEnv(GRPC_H2_HEADER_BYTES_MAX, env),
+    grpcH2WriteBufferBytes: fromEnv(GRPC_H2_WRITE_BUFFER_BYTES, env),
+    grpcH2IdleMs: fromEnv(GRPC_H2_IDLE_MS, env),
   };
 }

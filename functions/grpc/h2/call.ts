@@ -6,6 +6,9 @@ import { EventEmitter } from "node:events";
 import type { H2Stream } from "./stream.ts";
 import { GrpcStatus } from "../status.ts";
 
+/** The longest delay setTimeout takes (larger ones fire at once). */
+const TIMER_MS_MAX = 0x7fffffff;
+
 /** grpc-timeout ("100m", "5S", …: gRPC over HTTP/2) in ms; Infinity when absent. */
 export function timeoutMs(value: string | undefined): number {
   if (!value) return Infinity;
@@ -16,17 +19,32 @@ export function timeoutMs(value: string | undefined): number {
   return n * per;
 }
 
-/** Cuts incoming DATA into gRPC messages (5-byte prefix, uncompressed only). */
+/** Why a request's messages are refused: a gRPC status code and its message. */
+export interface Refusal {
+  code: number;
+  details: string;
+}
+
+/** Cuts incoming DATA into gRPC messages (5-byte prefix, uncompressed only). A refusal is
+ * known from a message's prefix alone: an oversized one is not waited for. */
 export class MessageReader {
   #buf: Buffer = Buffer.alloc(0);
   constructor(private readonly maxBytes: number) {}
 
-  push(chunk: Buffer, out: Buffer[]): string | undefined {
+  push(chunk: Buffer, out: Buffer[]): Refusal | undefined {
     this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
     while (this.#buf.length >= 5) {
-      if (this.#buf[0] !== 0) return "compressed messages are not accepted";
+      if (this.#buf[0] !== 0) {
+        // gRPC over HTTP/2: a compressed message without a grpc-encoding we offered.
+        return { code: GrpcStatus.INTERNAL, details: "compressed messages are not accepted" };
+      }
       const n = this.#buf.readUInt32BE(1);
-      if (n > this.maxBytes) return `a message of ${n} bytes is over ${this.maxBytes}`;
+      if (n > this.maxBytes) {
+        return {
+          code: GrpcStatus.RESOURCE_EXHAUSTED,
+          details: `a message of ${n} bytes is over grpcRequestBytesMax (${this.maxBytes})`,
+        };
+      }
       if (this.#buf.length < 5 + n) break;
       out.push(this.#buf.subarray(5, 5 + n));
       this.#buf = this.#buf.subarray(5 + n);
@@ -63,11 +81,19 @@ export class H2Call extends EventEmitter {
     this.metadata = { get: (k) => (headers.has(k) ? [headers.get(k)!] : []) };
     const ms = timeoutMs(headers.get("grpc-timeout"));
     this.#deadline = nowMs + ms;
-    if (Number.isFinite(ms)) {
-      this.#timer = setTimeout(() => this.#deadlinePassed(), ms);
-      (this.#timer as { unref?: () => void }).unref?.();
-    }
+    if (Number.isFinite(ms)) this.#arm(ms);
     stream.onreset = () => this.#cancel();
+  }
+
+  /** A timer for `ms`, in steps a timer can take: one longer than 2^31-1 ms (~24.8 days;
+   * grpc-timeout allows 99999999H) would fire at once. */
+  #arm(ms: number) {
+    const step = Math.min(ms, TIMER_MS_MAX);
+    this.#timer = setTimeout(() => {
+      if (ms > step) this.#arm(ms - step);
+      else this.#deadlinePassed();
+    }, step);
+    (this.#timer as { unref?: () => void }).unref?.();
   }
 
   getDeadline(): number {

@@ -14,7 +14,7 @@ import {
   Setting,
   Type,
 } from "./frames.ts";
-import { HeaderDecoder } from "./hpack.ts";
+import { type HeaderBlock, HeaderBlocks } from "./header_block.ts";
 import { H2Stream, type StreamOwner } from "./stream.ts";
 import { FrameWriter, type Socketish } from "./writer.ts";
 
@@ -27,6 +27,10 @@ export interface H2Limits {
   maxFrameBytes: number;
   /** Largest decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE). */
   headerListBytesMax: number;
+  /** Bytes waiting in the socket above which the client is not read from (writer.ts). */
+  writeBufferBytes: number;
+  /** A connection without streams this long is closed (GOAWAY); 0: never. */
+  idleMs: number;
 }
 
 const DEFAULT_WINDOW = 65_535;
@@ -37,25 +41,26 @@ export class H2Connection implements StreamOwner {
   sendWindow = DEFAULT_WINDOW;
   peerFrameBytes = DEFAULT_FRAME;
   #reader: FrameReader;
-  #decoder: HeaderDecoder;
+  #blocks: HeaderBlocks;
   #streams = new Map<number, H2Stream>();
   #lastStream = 0;
   #w: FrameWriter;
   #peerStreamWindow = DEFAULT_WINDOW;
   #recvUnacked = 0;
-  #headerBlock: { stream: number; flags: number; parts: Buffer[]; bytes: number } | undefined;
   #goingAway = false;
   #ended = false;
   #frames: Frame[] = [];
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  #idleSince = 0;
 
   constructor(
     socket: Socketish,
     private readonly limits: H2Limits,
     private readonly onStream: (stream: H2Stream) => void,
   ) {
-    this.#w = new FrameWriter(socket);
+    this.#w = new FrameWriter(socket, limits.writeBufferBytes);
     this.#reader = new FrameReader(limits.maxFrameBytes);
-    this.#decoder = new HeaderDecoder(4096, limits.headerListBytesMax);
+    this.#blocks = new HeaderBlocks(limits.headerListBytesMax);
     const s = Buffer.alloc(30);
     const put = (i: number, id: number, v: number) => {
       s.writeUInt16BE(id, i * 6);
@@ -70,6 +75,27 @@ export class H2Connection implements StreamOwner {
     if (limits.windowBytes > DEFAULT_WINDOW) {
       this.#windowUpdate(0, limits.windowBytes - DEFAULT_WINDOW);
     }
+    this.#idleSince = Date.now();
+    if (limits.idleMs > 0) this.#armIdle(limits.idleMs);
+  }
+
+  /** Idle (no streams, from the start too: a socket that never sends the preface) for
+   * idleMs: GOAWAY and close, as gRPC's max_connection_idle. */
+  #armIdle(ms: number) {
+    this.#idleTimer = setTimeout(() => {
+      if (this.#ended) return;
+      const left = this.#idleSince + this.limits.idleMs - Date.now();
+      if (this.#streams.size > 0 || left > 0) {
+        return this.#armIdle(this.#streams.size > 0 ? this.limits.idleMs : left);
+      }
+      this.goaway(ErrorCode.NO_ERROR, "idle");
+      this.terminate();
+    }, ms);
+    (this.#idleTimer as { unref?: () => void }).unref?.();
+  }
+
+  #drop(id: number) {
+    if (this.#streams.delete(id) && this.#streams.size === 0) this.#idleSince = Date.now();
   }
 
   /** Streams open now. */
@@ -97,6 +123,7 @@ export class H2Connection implements StreamOwner {
   /** The socket closed: every open stream is reset. */
   closed() {
     this.#ended = true;
+    clearTimeout(this.#idleTimer);
     for (const s of this.#streams.values()) s.reset();
     this.#streams.clear();
   }
@@ -125,16 +152,23 @@ export class H2Connection implements StreamOwner {
   }
 
   #frame(f: Frame) {
-    if (this.#headerBlock && f.type !== Type.CONTINUATION) {
+    if (this.#blocks.open && f.type !== Type.CONTINUATION) {
       throw new FrameError(ErrorCode.PROTOCOL_ERROR, "header block interrupted");
     }
     switch (f.type) {
       case Type.DATA:
         return this.#dataFrame(f);
-      case Type.HEADERS:
-        return this.#headersFrame(f);
-      case Type.CONTINUATION:
-        return this.#continuation(f);
+      case Type.HEADERS: {
+        if (f.stream === 0 || f.stream % 2 === 0) {
+          throw new FrameError(ErrorCode.PROTOCOL_ERROR, "HEADERS on a bad stream id");
+        }
+        const block = this.#blocks.headers(f);
+        return block && this.#headersDone(block);
+      }
+      case Type.CONTINUATION: {
+        const block = this.#blocks.continuation(f);
+        return block && this.#headersDone(block);
+      }
       case Type.SETTINGS:
         return this.#settings(f);
       case Type.PING:
@@ -149,7 +183,7 @@ export class H2Connection implements StreamOwner {
         if (f.payload.length !== 4) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "RST");
         const s = this.#streams.get(f.stream);
         if (s) {
-          this.#streams.delete(s.id);
+          this.#drop(s.id);
           s.reset();
         }
         return;
@@ -218,51 +252,8 @@ export class H2Connection implements StreamOwner {
     s.pump();
   }
 
-  #headersFrame(f: Frame) {
-    if (f.stream === 0 || f.stream % 2 === 0) {
-      throw new FrameError(ErrorCode.PROTOCOL_ERROR, "HEADERS on a bad stream id");
-    }
-    let p = f.payload;
-    let pad = 0;
-    if (f.flags & Flag.PADDED) {
-      if (p.length < 1) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "padding");
-      pad = p[0];
-      p = p.subarray(1);
-    }
-    if (f.flags & Flag.PRIORITY) {
-      if (p.length < 5) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "priority");
-      p = p.subarray(5);
-    }
-    if (pad > p.length) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "padding");
-    p = p.subarray(0, p.length - pad);
-    this.#headerBlock = { stream: f.stream, flags: f.flags, parts: [p], bytes: p.length };
-    if (f.flags & Flag.END_HEADERS) this.#headersDone();
-  }
-
-  #continuation(f: Frame) {
-    const b = this.#headerBlock;
-    if (!b || b.stream !== f.stream) {
-      throw new FrameError(ErrorCode.PROTOCOL_ERROR, "CONTINUATION without HEADERS");
-    }
-    b.parts.push(f.payload);
-    b.bytes += f.payload.length;
-    if (b.bytes > this.limits.headerListBytesMax) {
-      throw new FrameError(ErrorCode.ENHANCE_YOUR_CALM, "header block too large");
-    }
-    if (f.flags & Flag.END_HEADERS) this.#headersDone();
-  }
-
-  #headersDone() {
-    const b = this.#headerBlock!;
-    this.#headerBlock = undefined;
-    const block = b.parts.length === 1 ? b.parts[0] : Buffer.concat(b.parts);
-    let headers: Map<string, string>;
-    try {
-      headers = this.#decoder.decode(block);
-    } catch (err) {
-      // The decoder's table may be out of step with the client's: the connection ends.
-      throw new FrameError(ErrorCode.COMPRESSION_ERROR, String((err as Error).message));
-    }
+  #headersDone(b: HeaderBlock) {
+    const headers = b.headers;
     const end = (b.flags & Flag.END_STREAM) !== 0;
     const known = this.#streams.get(b.stream);
     if (known) {
@@ -345,17 +336,19 @@ export class H2Connection implements StreamOwner {
   }
 
   finished(s: H2Stream) {
-    // A client still sending (a bidi stream) gets its trailers and closes its side or
-    // resets the stream; until then what it sends is dropped.
-    if (s.remoteEnded) this.#forget(s);
+    // A client still sending (a refused request, a bidi stream ended by us) is told to stop
+    // with RST_STREAM NO_ERROR after the trailers (RFC 9113 §8.1); what it sent meanwhile
+    // is dropped (counted against the connection window).
+    if (!s.remoteEnded) this.#rst(s.id, ErrorCode.NO_ERROR);
+    this.#forget(s);
   }
 
   #forget(s: H2Stream) {
-    this.#streams.delete(s.id);
+    this.#drop(s.id);
   }
 
   #resetStream(s: H2Stream, code: number) {
-    this.#streams.delete(s.id);
+    this.#drop(s.id);
     s.reset();
     this.#rst(s.id, code);
   }

@@ -12,6 +12,8 @@ const LIMITS = {
   windowBytes: 1 << 20,
   maxFrameBytes: 16_384,
   headerListBytesMax: 8192,
+  writeBufferBytes: 1 << 20,
+  idleMs: 0,
 };
 
 /** A connection over a fake socket; `frames()` parses what the server wrote. */
@@ -173,4 +175,13 @@ Deno.test("lean h2: replies wait for the window; RST_STREAM and stream limits", 
   const late = fs.find((f) => f.type === Type.RST_STREAM && f.stream === 13);
   assert.equal(late?.payload.readUInt32BE(0), ErrorCode.REFUSED_STREAM, "no new streams");
   assert.ok(!c.ended(), "the client closes it");
+});
+
+Deno.test("lean h2: a flood of empty CONTINUATION frames ends the connection", async () => {
+  const c = open();
+  const flood = [PREFACE, frame(Type.SETTINGS, 0, 0), frame(Type.HEADERS, 0, 1)];
+  for (let i = 0; i < 5000; i++) flood.push(frame(Type.CONTINUATION, 0, 1));
+  c.conn.receive(Buffer.concat(flood));
+  assert.equal(goawayCode(await c.frames()), ErrorCode.ENHANCE_YOUR_CALM);
+  assert.ok(c.ended());
 });

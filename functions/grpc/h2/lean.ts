@@ -47,7 +47,7 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
       impl(call);
       stream.ondata = (chunk) => {
         const bad = reader.push(chunk, messages);
-        if (bad) return call.fail(GrpcStatus.INTERNAL, bad);
+        if (bad) return call.fail(bad.code, bad.details);
         for (const msg of messages.splice(0)) {
           try {
             call.emit("data", decode(msg));
@@ -62,12 +62,19 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
       stream.onend = () => call.emit("end");
       return;
     }
-    let refused = "";
+    let refused = false;
     stream.ondata = (chunk) => {
-      if (!refused) refused = reader.push(chunk, messages) ?? "";
+      if (refused) return;
+      // Refused at once (the rest of an oversized message is not waited for); the
+      // connection then resets the stream with NO_ERROR so the client stops sending.
+      const bad = reader.push(chunk, messages);
+      if (bad) {
+        refused = true;
+        stream.finish(bad.code, bad.details);
+      }
     };
     stream.onend = () => {
-      if (refused) return stream.finish(GrpcStatus.RESOURCE_EXHAUSTED, refused);
+      if (refused) return;
       if (messages.length !== 1 || reader.partial) {
         return stream.finish(GrpcStatus.INTERNAL, "Expected exactly one request message");
       }
@@ -118,6 +125,8 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         windowBytes: s.grpcH2WindowBytes,
         maxFrameBytes: s.grpcH2FrameBytesMax,
         headerListBytesMax: s.grpcH2HeaderBytesMax,
+        writeBufferBytes: s.grpcH2WriteBufferBytes,
+        idleMs: s.grpcH2IdleMs,
       }, onStream);
       connections.add(conn);
       socket.on("data", (chunk: Buffer) => conn.receive(chunk));

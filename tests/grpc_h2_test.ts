@@ -1,0 +1,138 @@
+// The lean gRPC transport's HTTP/2 edges against real broker processes on Deno and Bun, with
+// a raw frame client (tests/support/h2_raw.ts) doing what grpc-js never does: a client that
+// never reads its replies is not read from (the broker's memory stays flat); idle
+// connections and ones that never send the preface are closed; an oversized request is
+// refused as soon as its length prefix is seen (RESOURCE_EXHAUSTED), a compressed one with
+// INTERNAL, on unary calls and on Telemetry; and through grpc-js, messages larger than a
+// frame and than the initial window both ways.
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { readFileSync } from "node:fs";
+import { RUNTIMES } from "./harness/process.ts";
+import { startBroker } from "./harness/broker.ts";
+import { connectRaw, rawCall } from "./support/grpc_raw.ts";
+import { grpcMessage, hpackInt, RawH2, requestBlock, Type } from "./support/h2_raw.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resident memory of a process (Linux), MiB. */
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+for (const runtime of RUNTIMES) {
+  Deno.test({
+    name: `lean gRPC transport on ${runtime}: HTTP/2 edges`,
+    fn: async (t) => {
+      await using b = await startBroker(runtime, {
+        env: { MQ_GRPC_H2_IDLE_MS: "700", MQ_PULL_WAIT_MS_MAX: "3000" },
+      });
+      const address = b.grpc!;
+      await b.client.upsertTopic("Big", { readQueueNums: 1, writeQueueNums: 1 });
+      await b.client.upsertGroup("big-side", { consumeFromWhere: "FIRST_OFFSET" });
+      // The first connection loads the transport; later ones meet it warm.
+      const warm = await RawH2.connect(address);
+      await warm.waitFor((f) => f.type === Type.SETTINGS, 10_000);
+      warm.close();
+
+      await t.step("a client that does not read its replies is not read from", async () => {
+        const raw = await RawH2.connect(address);
+        raw.socket.pause(); // reads nothing from here on
+        // A 4000-byte :path indexed once; each later request names it with one byte and is
+        // answered with ~4 KB (UNIMPLEMENTED, the path in grpc-message): 50 000 requests of
+        // 12 bytes, 1000 at a time (grpcH2StreamsMax), would be ~200 MB of replies held in
+        // the broker without backpressure.
+        const path = "/x/" + "p".repeat(4000);
+        const first = Buffer.concat([Buffer.from([0x83, 0x86, 0x44]), hpackInt(0, 7, 4000 + 3)]);
+        const before = rssMiB(b.child.pid);
+        raw.send(raw.headers(1, Buffer.concat([first, Buffer.from(path)]), true));
+        for (let id = 3, batch = 0; batch < 50; batch++) {
+          const blocks = [];
+          for (let i = 0; i < 1000; i++, id += 2) {
+            blocks.push(raw.headers(id, Buffer.from([0x83, 0x86, 0xbe]), true));
+          }
+          raw.send(...blocks);
+          await sleep(30);
+        }
+        await sleep(1000);
+        const grown = rssMiB(b.child.pid) - before;
+        raw.close();
+        assert.ok(grown < 60, `the broker grew by ${grown.toFixed(0)} MiB`);
+        // The broker serves on.
+        const ok = await RawH2.connect(address);
+        ok.send(ok.headers(1, requestBlock("Bogus"), true));
+        assert.equal((await ok.status(1)).code, 12);
+        ok.close();
+      });
+
+      await t.step("idle connections and ones without a preface are closed", async () => {
+        const idle = await RawH2.connect(address);
+        const silent = await RawH2.connect(address, false);
+        assert.ok(await idle.waitClosed(5000), "an idle connection is closed");
+        const goaway = idle.frames.find((f) => f.type === Type.GOAWAY);
+        assert.equal(goaway?.payload.readUInt32BE(4), 0, "GOAWAY NO_ERROR first");
+        assert.ok(await silent.waitClosed(5000), "a connection without a preface is closed");
+        // A connection with a call open is not idle, however long the call takes.
+        const busy = await RawH2.connect(address);
+        busy.send(busy.headers(1, requestBlock("Telemetry"), false));
+        assert.ok(!(await busy.waitClosed(1500)), "a Telemetry stream keeps it open");
+        busy.close();
+      });
+
+      await t.step(
+        "an oversized request is refused at its prefix; compressed: INTERNAL",
+        async () => {
+          const raw = await RawH2.connect(address);
+          // SendMessage claiming 9 MiB (grpcRequestBytesMax is 8 MiB); the rest never comes.
+          const prefix = Buffer.from([0, 0, 0x90, 0, 0]);
+          raw.send(raw.headers(1, requestBlock("SendMessage"), false), raw.data(1, prefix, false));
+          const big = await raw.status(1, 3000);
+          assert.equal(big.code, 8, `RESOURCE_EXHAUSTED: ${big.message}`);
+          const rst = await raw.waitFor((f) => f.type === Type.RST_STREAM && f.stream === 1, 2000);
+          assert.equal(rst?.payload.readUInt32BE(0), 0, "then RST_STREAM NO_ERROR: stop sending");
+          // The same on Telemetry (a bidi stream), and a compressed message: INTERNAL.
+          raw.send(raw.headers(3, requestBlock("Telemetry"), false), raw.data(3, prefix, false));
+          assert.equal((await raw.status(3, 3000)).code, 8);
+          raw.send(
+            raw.headers(5, requestBlock("QueryRoute"), false),
+            raw.data(5, grpcMessage(Buffer.from([0x0a, 0]), true), true),
+          );
+          assert.equal((await raw.status(5, 3000)).code, 13);
+          // The connection serves on.
+          raw.send(raw.headers(7, requestBlock("Bogus"), true));
+          assert.equal((await raw.status(7)).code, 12);
+          raw.close();
+        },
+      );
+
+      await t.step("messages beyond a frame and the initial window, both ways", async () => {
+        const client = connectRaw(address, undefined);
+        try {
+          const body = Buffer.alloc(3 * 1024 * 1024 + 7, "m");
+          const sent = await rawCall(client, "sendMessage", {
+            messages: [{
+              topic: { name: "Big" },
+              systemProperties: { messageId: "01" + "ab".repeat(16), messageType: 1 },
+              body,
+            }],
+          }) as { status: { code: string } };
+          assert.equal(sent.status.code, 20000, "OK");
+          const got = await rawCall(client, "receiveMessage", {
+            group: { name: "big-side" },
+            messageQueue: { topic: { name: "Big" } },
+            filterExpression: { type: 1, expression: "*" },
+            batchSize: 4,
+            invisibleDuration: { seconds: 30 },
+            longPollingTimeout: { seconds: 2 },
+          }) as { message?: { body: Buffer } }[];
+          const m = got.find((r) => r.message)?.message;
+          assert.equal(m?.body.length, body.length);
+          assert.ok(Buffer.from(m!.body).equals(body));
+        } finally {
+          client.close();
+        }
+      });
+    },
+  });
+}
