@@ -83,6 +83,7 @@ export class H2Call extends EventEmitter {
     this.#deadline = nowMs + ms;
     if (Number.isFinite(ms)) this.#arm(ms);
     stream.onreset = () => this.#cancel();
+    stream.busy = true; // until the call ends or is cancelled (#close)
   }
 
   /** A timer for `ms`, in steps a timer can take: one longer than 2^31-1 ms (~24.8 days;
@@ -159,6 +160,7 @@ export class H2Call extends EventEmitter {
   #close() {
     if (this.#closed) return;
     this.#closed = true;
+    this.stream.release();
     queueMicrotask(() => super.emit("close"));
   }
 }

@@ -9,6 +9,7 @@ function streamWith(timeout: string) {
   const stream = {
     headers: new Map([["grpc-timeout", timeout]]),
     finish: (code: number) => finished.push(code),
+    release: () => {},
     message: () => {},
   } as unknown as H2Stream;
   return { stream, finished };

@@ -12,26 +12,16 @@ import {
   FrameError,
   FrameReader,
   Setting,
+  settingsPayload,
   Type,
 } from "./frames.ts";
+import { IdleClock } from "./idle.ts";
 import { type HeaderBlock, HeaderBlocks } from "./header_block.ts";
 import { H2Stream, type StreamOwner } from "./stream.ts";
 import { FrameWriter, type Socketish } from "./writer.ts";
+import type { H2Limits } from "./limits.ts";
 
-export interface H2Limits {
-  /** Streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
-  maxConcurrentStreams: number;
-  /** Our receive window per stream and the connection's (flow control). */
-  windowBytes: number;
-  /** Largest frame payload we accept (SETTINGS_MAX_FRAME_SIZE). */
-  maxFrameBytes: number;
-  /** Largest decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE). */
-  headerListBytesMax: number;
-  /** Bytes waiting in the socket above which the client is not read from (writer.ts). */
-  writeBufferBytes: number;
-  /** A connection without streams this long is closed (GOAWAY); 0: never. */
-  idleMs: number;
-}
+export type { H2Limits };
 
 const DEFAULT_WINDOW = 65_535;
 const DEFAULT_FRAME = 16_384;
@@ -50,8 +40,10 @@ export class H2Connection implements StreamOwner {
   #goingAway = false;
   #ended = false;
   #frames: Frame[] = [];
-  #idleTimer: ReturnType<typeof setTimeout> | undefined;
-  #idleSince = 0;
+  #settingsSeen = false;
+  /** Streams reset by the client whose handlers still run (they count as open). */
+  #resetBusy = 0;
+  #idle: IdleClock;
 
   constructor(
     socket: Socketish,
@@ -61,44 +53,31 @@ export class H2Connection implements StreamOwner {
     this.#w = new FrameWriter(socket, limits.writeBufferBytes);
     this.#reader = new FrameReader(limits.maxFrameBytes);
     this.#blocks = new HeaderBlocks(limits.headerListBytesMax);
-    const s = Buffer.alloc(30);
-    const put = (i: number, id: number, v: number) => {
-      s.writeUInt16BE(id, i * 6);
-      s.writeUInt32BE(v, i * 6 + 2);
-    };
-    put(0, Setting.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams);
-    put(1, Setting.INITIAL_WINDOW_SIZE, limits.windowBytes);
-    put(2, Setting.MAX_FRAME_SIZE, limits.maxFrameBytes);
-    put(3, Setting.MAX_HEADER_LIST_SIZE, limits.headerListBytesMax);
-    put(4, Setting.ENABLE_PUSH, 0);
-    this.#send(frame(Type.SETTINGS, 0, 0, s));
+    this.#send(frame(
+      Type.SETTINGS,
+      0,
+      0,
+      settingsPayload([
+        [Setting.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams],
+        [Setting.INITIAL_WINDOW_SIZE, limits.windowBytes],
+        [Setting.MAX_FRAME_SIZE, limits.maxFrameBytes],
+        [Setting.MAX_HEADER_LIST_SIZE, limits.headerListBytesMax],
+        [Setting.ENABLE_PUSH, 0],
+      ]),
+    ));
     if (limits.windowBytes > DEFAULT_WINDOW) {
       this.#windowUpdate(0, limits.windowBytes - DEFAULT_WINDOW);
     }
-    this.#idleSince = Date.now();
-    if (limits.idleMs > 0) this.#armIdle(limits.idleMs);
-  }
-
-  /** Idle (no streams, from the start too: a socket that never sends the preface) for
-   * idleMs: GOAWAY and close, as gRPC's max_connection_idle. */
-  #armIdle(ms: number) {
-    this.#idleTimer = setTimeout(() => {
-      if (this.#ended) return;
-      const left = this.#idleSince + this.limits.idleMs - Date.now();
-      if (this.#streams.size > 0 || left > 0) {
-        return this.#armIdle(this.#streams.size > 0 ? this.limits.idleMs : left);
-      }
+    this.#idle = new IdleClock(limits.idleMs, () => this.#streams.size > 0, () => {
       this.goaway(ErrorCode.NO_ERROR, "idle");
       this.terminate();
-    }, ms);
-    (this.#idleTimer as { unref?: () => void }).unref?.();
+    });
   }
 
   #drop(id: number) {
-    if (this.#streams.delete(id) && this.#streams.size === 0) this.#idleSince = Date.now();
+    if (this.#streams.delete(id) && this.#streams.size === 0) this.#idle.quiet();
   }
 
-  /** Streams open now. */
   /** Streams we have not finished (a finished one may wait for the client's end). */
   get openStreams(): number {
     let n = 0;
@@ -123,7 +102,7 @@ export class H2Connection implements StreamOwner {
   /** The socket closed: every open stream is reset. */
   closed() {
     this.#ended = true;
-    clearTimeout(this.#idleTimer);
+    this.#idle.stop();
     for (const s of this.#streams.values()) s.reset();
     this.#streams.clear();
   }
@@ -152,6 +131,13 @@ export class H2Connection implements StreamOwner {
   }
 
   #frame(f: Frame) {
+    if (!this.#settingsSeen) {
+      // §3.4: the client's preface ends with a SETTINGS frame.
+      if (f.type !== Type.SETTINGS || (f.flags & Flag.ACK)) {
+        throw new FrameError(ErrorCode.PROTOCOL_ERROR, "the preface must end with SETTINGS");
+      }
+      this.#settingsSeen = true;
+    }
     if (this.#blocks.open && f.type !== Type.CONTINUATION) {
       throw new FrameError(ErrorCode.PROTOCOL_ERROR, "header block interrupted");
     }
@@ -180,24 +166,37 @@ export class H2Connection implements StreamOwner {
         return this.#windowFrame(f);
       case Type.RST_STREAM: {
         if (f.stream === 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "RST_STREAM on 0");
+        this.#idleStreamCheck(f, "RST_STREAM");
         if (f.payload.length !== 4) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "RST");
         const s = this.#streams.get(f.stream);
-        if (s) {
-          this.#drop(s.id);
-          s.reset();
+        if (!s) return;
+        this.#drop(s.id);
+        this.#app(s, () => s.reset());
+        if (s.busy) {
+          // A call the client gave up while its handler still works (a unary call) keeps
+          // its place under maxConcurrentStreams until the handler is done: a client
+          // cannot start handlers without bound by resetting each stream it opens.
+          this.#resetBusy++;
+          s.onreleased = () => this.#resetBusy--;
         }
         return;
       }
       case Type.GOAWAY:
         // The client leaves: no new streams; its open calls may still finish, then it closes.
         if (f.stream !== 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "GOAWAY on a stream");
+        if (f.payload.length < 8) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "GOAWAY");
         this.#goingAway = true;
         return;
       case Type.PUSH_PROMISE:
         throw new FrameError(ErrorCode.PROTOCOL_ERROR, "clients cannot push");
-      case Type.PRIORITY:
+      case Type.PRIORITY: {
         if (f.stream === 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "PRIORITY on 0");
-        return;
+        if (f.payload.length === 5) return;
+        const s = this.#streams.get(f.stream); // §6.3: a stream error
+        return s
+          ? this.#resetStream(s, ErrorCode.FRAME_SIZE_ERROR)
+          : this.#rst(f.stream, ErrorCode.FRAME_SIZE_ERROR);
+      }
       default:
         return; // unknown types are ignored (§5.5)
     }
@@ -218,7 +217,12 @@ export class H2Connection implements StreamOwner {
         if (v > WINDOW_MAX) throw new FrameError(ErrorCode.FLOW_CONTROL_ERROR, "window");
         const delta = v - this.#peerStreamWindow;
         this.#peerStreamWindow = v;
-        for (const s of this.#streams.values()) s.sendWindow += delta;
+        for (const s of this.#streams.values()) {
+          s.sendWindow += delta;
+          if (s.sendWindow > WINDOW_MAX) {
+            throw new FrameError(ErrorCode.FLOW_CONTROL_ERROR, "a stream window overflows");
+          }
+        }
       } else if (id === Setting.MAX_FRAME_SIZE) {
         if (v < DEFAULT_FRAME || v > 0xffffff) {
           throw new FrameError(ErrorCode.PROTOCOL_ERROR, "MAX_FRAME_SIZE");
@@ -244,6 +248,7 @@ export class H2Connection implements StreamOwner {
       for (const s of this.#streams.values()) if (s.pendingBytes > 0) s.pump();
       return;
     }
+    this.#idleStreamCheck(f, "WINDOW_UPDATE");
     const s = this.#streams.get(f.stream);
     if (!s) return;
     if (inc === 0) return this.#resetStream(s, ErrorCode.PROTOCOL_ERROR);
@@ -261,22 +266,23 @@ export class H2Connection implements StreamOwner {
       if (!end || known.remoteEnded) return this.#resetStream(known, ErrorCode.PROTOCOL_ERROR);
       known.remoteEnded = true;
       if (known.done) this.#forget(known);
-      else known.onend?.();
+      else this.#app(known, () => known.onend?.());
       return;
     }
     if (b.stream <= this.#lastStream) {
       throw new FrameError(ErrorCode.STREAM_CLOSED, "HEADERS on a closed stream");
     }
     this.#lastStream = b.stream;
-    if (this.#goingAway || this.#streams.size >= this.limits.maxConcurrentStreams) {
+    const open = this.#streams.size + this.#resetBusy;
+    if (this.#goingAway || open >= this.limits.maxConcurrentStreams) {
       return this.#rst(b.stream, ErrorCode.REFUSED_STREAM);
     }
     const s = new H2Stream(b.stream, headers, this.#peerStreamWindow, this);
     this.#streams.set(s.id, s);
-    this.onStream(s);
+    this.#app(s, () => this.onStream(s));
     if (end && !s.done) {
       s.remoteEnded = true;
-      s.onend?.();
+      this.#app(s, () => s.onend?.());
     }
   }
 
@@ -319,10 +325,10 @@ export class H2Connection implements StreamOwner {
       this.#windowUpdate(s.id, s.recvUnacked);
       s.recvUnacked = 0;
     }
-    if (p.length > 0) s.ondata?.(p);
-    if (end) {
+    if (p.length > 0) this.#app(s, () => s.ondata?.(p));
+    if (end && !s.done) {
       s.remoteEnded = true;
-      s.onend?.();
+      this.#app(s, () => s.onend?.());
     }
   }
 
@@ -341,6 +347,23 @@ export class H2Connection implements StreamOwner {
     // is dropped (counted against the connection window).
     if (!s.remoteEnded) this.#rst(s.id, ErrorCode.NO_ERROR);
     this.#forget(s);
+  }
+
+  /** Runs the application's code for a stream: what it throws resets that stream
+   * (INTERNAL_ERROR) rather than ending the connection and every call on it. */
+  #app(s: H2Stream, run: () => void) {
+    try {
+      run();
+    } catch {
+      if (this.#streams.get(s.id) === s) this.#resetStream(s, ErrorCode.INTERNAL_ERROR);
+    }
+  }
+
+  /** RST_STREAM or WINDOW_UPDATE on a stream never opened: a connection error (§5.1). */
+  #idleStreamCheck(f: Frame, what: string) {
+    if (f.stream > this.#lastStream) {
+      throw new FrameError(ErrorCode.PROTOCOL_ERROR, `${what} on an idle stream`);
+    }
   }
 
   #forget(s: H2Stream) {

@@ -38,6 +38,8 @@ function open(onStream: (s: H2Stream) => void = () => {}) {
   return { conn, frames, ended: () => ended };
 }
 
+const SETTINGS = frame(Type.SETTINGS, 0, 0);
+
 const goawayCode = (fs: Frame[]) => {
   const g = fs.find((f) => f.type === Type.GOAWAY);
   return g ? g.payload.readUInt32BE(4) : undefined;
@@ -65,28 +67,39 @@ Deno.test("lean h2: a bad preface, an oversized frame, DATA on stream 0 end the 
     const [bytes, code] of [
       [Buffer.from("GET / HTTP/1.1\r\n\r\n"), ErrorCode.PROTOCOL_ERROR],
       [
-        Buffer.concat([PREFACE, frame(Type.DATA, 0, 1, Buffer.alloc(20_000))]),
+        Buffer.concat([PREFACE, SETTINGS, frame(Type.DATA, 0, 1, Buffer.alloc(20_000))]),
         ErrorCode.FRAME_SIZE_ERROR,
       ],
-      [Buffer.concat([PREFACE, frame(Type.DATA, 0, 0, Buffer.alloc(4))]), ErrorCode.PROTOCOL_ERROR],
       [
-        Buffer.concat([PREFACE, frame(Type.HEADERS, 0x5, 1, Buffer.from([0xff, 0xff, 0xff]))]),
-        ErrorCode.COMPRESSION_ERROR,
-      ],
-      [
-        Buffer.concat([PREFACE, frame(Type.HEADERS, 0x5, 2, headerBlockOf([[":path", "/"]]))]),
+        Buffer.concat([PREFACE, SETTINGS, frame(Type.DATA, 0, 0, Buffer.alloc(4))]),
         ErrorCode.PROTOCOL_ERROR,
       ],
       [
-        Buffer.concat([PREFACE, frame(Type.SETTINGS, 0, 0, Buffer.alloc(5))]),
+        Buffer.concat([
+          PREFACE,
+          SETTINGS,
+          frame(Type.HEADERS, 0x5, 1, Buffer.from([0xff, 0xff, 0xff])),
+        ]),
+        ErrorCode.COMPRESSION_ERROR,
+      ],
+      [
+        Buffer.concat([
+          PREFACE,
+          SETTINGS,
+          frame(Type.HEADERS, 0x5, 2, headerBlockOf([[":path", "/"]])),
+        ]),
+        ErrorCode.PROTOCOL_ERROR,
+      ],
+      [
+        Buffer.concat([PREFACE, SETTINGS, frame(Type.SETTINGS, 0, 0, Buffer.alloc(5))]),
         ErrorCode.FRAME_SIZE_ERROR,
       ],
       [
-        Buffer.concat([PREFACE, frame(Type.PING, 0, 0, Buffer.alloc(3))]),
+        Buffer.concat([PREFACE, SETTINGS, frame(Type.PING, 0, 0, Buffer.alloc(3))]),
         ErrorCode.FRAME_SIZE_ERROR,
       ],
       [
-        Buffer.concat([PREFACE, frame(Type.CONTINUATION, 0x4, 1, Buffer.alloc(1))]),
+        Buffer.concat([PREFACE, SETTINGS, frame(Type.CONTINUATION, 0x4, 1, Buffer.alloc(1))]),
         ErrorCode.PROTOCOL_ERROR,
       ],
     ] as const
@@ -184,4 +197,64 @@ Deno.test("lean h2: a flood of empty CONTINUATION frames ends the connection", a
   c.conn.receive(Buffer.concat(flood));
   assert.equal(goawayCode(await c.frames()), ErrorCode.ENHANCE_YOUR_CALM);
   assert.ok(c.ended());
+});
+
+Deno.test("lean h2: the preface must go on with SETTINGS; frames on idle streams", async () => {
+  for (
+    const bytes of [
+      Buffer.concat([PREFACE, frame(Type.PING, 0, 0, Buffer.alloc(8))]),
+      Buffer.concat([PREFACE, SETTINGS, frame(Type.RST_STREAM, 0, 5, Buffer.alloc(4))]),
+      Buffer.concat([
+        PREFACE,
+        SETTINGS,
+        frame(Type.WINDOW_UPDATE, 0, 5, Buffer.from([0, 0, 0, 1])),
+      ]),
+    ]
+  ) {
+    const c = open();
+    c.conn.receive(bytes);
+    assert.equal(goawayCode(await c.frames()), ErrorCode.PROTOCOL_ERROR);
+  }
+  // GOAWAY shorter than 8 bytes: FRAME_SIZE_ERROR.
+  const c = open();
+  c.conn.receive(Buffer.concat([PREFACE, SETTINGS, frame(Type.GOAWAY, 0, 0, Buffer.alloc(4))]));
+  assert.equal(goawayCode(await c.frames()), ErrorCode.FRAME_SIZE_ERROR);
+});
+
+Deno.test("lean h2: a handler that throws resets its stream, not the connection", async () => {
+  const c = open((s) => {
+    if (s.id === 1) throw new Error("a bug in a handler");
+    s.onend = () => s.finish(0);
+  });
+  c.conn.receive(Buffer.concat([PREFACE, SETTINGS, request(1), request(3)]));
+  const fs = await c.frames();
+  assert.equal(goawayCode(fs), undefined);
+  const rst = fs.find((f) => f.type === Type.RST_STREAM && f.stream === 1);
+  assert.equal(rst?.payload.readUInt32BE(0), ErrorCode.INTERNAL_ERROR);
+  assert.ok(fs.some((f) => f.type === Type.HEADERS && f.stream === 3), "stream 3 is answered");
+});
+
+Deno.test("lean h2: streams reset while their handlers work still count (rapid reset)", async () => {
+  const held: H2Stream[] = [];
+  const c = open((s) => {
+    s.onend = () => {
+      s.busy = true; // a unary handler at work
+      held.push(s);
+    };
+  });
+  // maxConcurrentStreams is 4: four calls, each reset at once by the client.
+  const burst = [PREFACE, SETTINGS];
+  for (const id of [1, 3, 5, 7]) {
+    burst.push(request(id), frame(Type.RST_STREAM, 0, id, Buffer.from([0, 0, 0, 8])));
+  }
+  c.conn.receive(Buffer.concat([...burst, request(9)]));
+  let fs = await c.frames();
+  const refused = fs.find((f) => f.type === Type.RST_STREAM && f.stream === 9);
+  assert.equal(refused?.payload.readUInt32BE(0), ErrorCode.REFUSED_STREAM);
+  assert.equal(held.length, 4);
+  held[0].release(); // one handler is done: room for one more
+  c.conn.receive(request(11));
+  fs = await c.frames();
+  assert.ok(!fs.some((f) => f.type === Type.RST_STREAM && f.stream === 11));
+  assert.equal(held.length, 5);
 });

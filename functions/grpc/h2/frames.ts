@@ -65,6 +65,16 @@ export function frame(type: number, flags: number, stream: number, payload?: Uin
   return out;
 }
 
+/** A SETTINGS frame's payload: 6 bytes per (identifier, value). */
+export function settingsPayload(pairs: [number, number][]): Buffer {
+  const out = Buffer.alloc(6 * pairs.length);
+  pairs.forEach(([id, v], i) => {
+    out.writeUInt16BE(id, i * 6);
+    out.writeUInt32BE(v, i * 6 + 2);
+  });
+  return out;
+}
+
 export function writeHeader(
   out: Uint8Array,
   at: number,

@@ -98,7 +98,9 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         request,
         metadata: { get: (k: string) => (headers.has(k) ? [headers.get(k)!] : []) },
       };
+      stream.busy = true;
       impl(call, (err: grpc.ServiceError | null, res: unknown) => {
+        stream.release();
         if (err) {
           return stream.finish(err.code ?? GrpcStatus.UNKNOWN, err.details ?? err.message ?? "");
         }

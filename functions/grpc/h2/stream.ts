@@ -29,6 +29,10 @@ export class H2Stream {
   onend?: () => void;
   /** The client reset the stream, or the connection went. */
   onreset?: () => void;
+  /** Its handler is at work (release() when done): a stream the client resets meanwhile
+   * still counts against the connection's stream limit (conn.ts). */
+  busy = false;
+  onreleased?: () => void;
   #headersSent = false;
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
@@ -122,6 +126,15 @@ export class H2Stream {
     if (this.#headersSent) return;
     this.#headersSent = true;
     this.owner.headers(this.id, RESPONSE_HEADERS, false);
+  }
+
+  /** The handler is done with it. */
+  release() {
+    if (!this.busy) return;
+    this.busy = false;
+    const released = this.onreleased;
+    this.onreleased = undefined;
+    released?.();
   }
 
   /** The peer reset it or the connection closed: drop what is queued. */

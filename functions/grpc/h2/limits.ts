@@ -1,0 +1,16 @@
+// What one lean connection is held to: the settings of docs/configuration.md
+// ("grpcH2*") as lean.ts passes them to conn.ts.
+export interface H2Limits {
+  /** Streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  maxConcurrentStreams: number;
+  /** Our receive window per stream and the connection's (flow control). */
+  windowBytes: number;
+  /** Largest frame payload we accept (SETTINGS_MAX_FRAME_SIZE). */
+  maxFrameBytes: number;
+  /** Largest decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE). */
+  headerListBytesMax: number;
+  /** Bytes waiting in the socket above which the client is not read from (writer.ts). */
+  writeBufferBytes: number;
+  /** A connection without streams this long is closed (GOAWAY); 0: never. */
+  idleMs: number;
+}
