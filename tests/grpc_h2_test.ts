@@ -11,9 +11,27 @@ import { readFileSync } from "node:fs";
 import { RUNTIMES } from "./harness/process.ts";
 import { startBroker } from "./harness/broker.ts";
 import { connectRaw, rawCall } from "./support/grpc_raw.ts";
-import { grpcMessage, hpackInt, RawH2, requestBlock, Type } from "./support/h2_raw.ts";
+import { loadMessagingService } from "../functions/grpc/proto.ts";
+import { frame, grpcMessage, hpackInt, RawH2, requestBlock, Type } from "./support/h2_raw.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A request's protobuf bytes, as grpc-js would send them. */
+function encoded(rpc: string, request: unknown): Buffer {
+  const m = Object.values(loadMessagingService()).find((d) => d.originalName === rpc)!;
+  return grpcMessage(m.requestSerialize(request));
+}
+
+/** A ReceiveMessage request for `group` on `topic`, long polling `pollMs`. */
+const receiveReq = (group: string, topic: string, pollMs: number) =>
+  encoded("receiveMessage", {
+    group: { name: group },
+    messageQueue: { topic: { name: topic } },
+    filterExpression: { type: 1, expression: "*" },
+    batchSize: 1,
+    invisibleDuration: { seconds: 30 },
+    longPollingTimeout: { nanos: (pollMs % 1000) * 1e6, seconds: Math.floor(pollMs / 1000) },
+  });
 
 /** Resident memory of a process (Linux), MiB. */
 function rssMiB(pid: number): number {
@@ -26,11 +44,18 @@ for (const runtime of RUNTIMES) {
     name: `lean gRPC transport on ${runtime}: HTTP/2 edges`,
     fn: async (t) => {
       await using b = await startBroker(runtime, {
-        env: { MQ_GRPC_H2_IDLE_MS: "700", MQ_PULL_WAIT_MS_MAX: "3000" },
+        env: {
+          MQ_GRPC_H2_IDLE_MS: "700",
+          MQ_PULL_WAIT_MS_MAX: "3000",
+          // Two receives can long-poll at once (each holds its topic and its retry topic).
+          MQ_HELD_PULLS_MAX: "4",
+        },
       });
       const address = b.grpc!;
       await b.client.upsertTopic("Big", { readQueueNums: 1, writeQueueNums: 1 });
       await b.client.upsertGroup("big-side", { consumeFromWhere: "FIRST_OFFSET" });
+      await b.client.upsertTopic("Polled", { readQueueNums: 1, writeQueueNums: 1 });
+      await b.client.upsertGroup("poll-side", { consumeFromWhere: "FIRST_OFFSET" });
       // The first connection loads the transport; later ones meet it warm.
       const warm = await RawH2.connect(address);
       await warm.waitFor((f) => f.type === Type.SETTINGS, 10_000);
@@ -133,6 +158,60 @@ for (const runtime of RUNTIMES) {
           client.close();
         }
       });
+
+      await t.step("long polls the client resets give their holds back", async () => {
+        const raw = await RawH2.connect(address);
+        // Six receives in turn, each cancelled (RST_STREAM CANCEL) while it waits: with
+        // heldPullsMax 4, leaked holds would leave none for the receive after them.
+        for (let id = 1; id <= 11; id += 2) {
+          raw.send(
+            raw.headers(id, requestBlock("ReceiveMessage", [["grpc-timeout", "5S"]]), false),
+            raw.data(id, receiveReq("poll-side", "Polled", 2500), true),
+          );
+          await sleep(150);
+          raw.send(frame(Type.RST_STREAM, 0, id, Buffer.from([0, 0, 0, 8])));
+        }
+        const started = Date.now();
+        raw.send(
+          raw.headers(13, requestBlock("ReceiveMessage", [["grpc-timeout", "5S"]]), false),
+          raw.data(13, receiveReq("poll-side", "Polled", 2500), true),
+        );
+        await sleep(400);
+        await b.client.produce("Polled", { body: "after the cancels" });
+        assert.equal((await raw.status(13, 4000)).code, 0);
+        const data = raw.frames.filter((f) => f.type === Type.DATA && f.stream === 13);
+        const bytes = Buffer.concat(data.map((f) => f.payload));
+        assert.ok(bytes.includes(Buffer.from("after the cancels")), "the waiting receive got it");
+        assert.ok(Date.now() - started < 2000, "woken by the message, not after the poll");
+        raw.close();
+      });
+
+      await t.step(
+        "shutdown: GOAWAY, calls in flight finish, new streams refused, closed",
+        async () => {
+          const raw = await RawH2.connect(address);
+          raw.send(
+            raw.headers(1, requestBlock("ReceiveMessage", [["grpc-timeout", "10S"]]), false),
+            raw.data(1, receiveReq("big-side", "Polled", 1200), true),
+          );
+          await sleep(200);
+          const started = Date.now();
+          const stopping = b.stop();
+          const goaway = await raw.waitFor((f) => f.type === Type.GOAWAY, 3000);
+          assert.equal(goaway?.payload.readUInt32BE(4), 0, "GOAWAY NO_ERROR");
+          assert.equal(goaway?.payload.readUInt32BE(0), 1, "last stream: the one in flight");
+          raw.send(raw.headers(3, requestBlock("Bogus"), true));
+          const refused = await raw.waitFor(
+            (f) => f.type === Type.RST_STREAM && f.stream === 3,
+            2000,
+          );
+          assert.equal(refused?.payload.readUInt32BE(0), 7, "REFUSED_STREAM");
+          assert.equal((await raw.status(1, 3000)).code, 0, "the long poll in flight is answered");
+          assert.ok(await raw.waitClosed(3000), "the broker closes the connection");
+          await stopping;
+          assert.ok(Date.now() - started < 5000, "stopped within the bound");
+        },
+      );
     },
   });
 }
