@@ -139,6 +139,27 @@ export const GRPC_H2_IDLE_MS = intSetting("grpcH2IdleMs", "MQ_GRPC_H2_IDLE_MS", 
     "Lean transport: a connection with no call open this long (or that never sends the HTTP/2 preface) gets GOAWAY and is closed; 0: never.",
   rocketmq: "grpcClientIdleTimeMills",
 });
+export const GRPC_H2_PING_INTERVAL_MIN_MS = intSetting(
+  "grpcH2PingIntervalMinMs",
+  "MQ_GRPC_H2_PING_INTERVAL_MIN_MS",
+  {
+    unit: "ms",
+    default: 10_000,
+    doc:
+      "Lean transport: a client PING sooner than this after its last one, with no reply sent between, is a strike (too many pings).",
+    why: "RocketMQ's Java client pings every 300 s; grpc-js pings only when told to",
+  },
+);
+export const GRPC_H2_PING_STRIKES_MAX = intSetting(
+  "grpcH2PingStrikesMax",
+  "MQ_GRPC_H2_PING_STRIKES_MAX",
+  {
+    unit: "count",
+    default: 2,
+    doc:
+      "Lean transport: ping strikes after which a connection ends with GOAWAY ENHANCE_YOUR_CALM too_many_pings (gRPC's max_ping_strikes).",
+  },
+);
 
 export const GRPC_SETTINGS = [
   GRPC_ENABLED,
@@ -158,6 +179,8 @@ export const GRPC_SETTINGS = [
   GRPC_H2_HEADER_BYTES_MAX,
   GRPC_H2_WRITE_BUFFER_BYTES,
   GRPC_H2_IDLE_MS,
+  GRPC_H2_PING_INTERVAL_MIN_MS,
+  GRPC_H2_PING_STRIKES_MAX,
 ] as const;
 
 export interface GrpcSettings {
@@ -178,6 +201,8 @@ export interface GrpcSettings {
   grpcH2HeaderBytesMax: number;
   grpcH2WriteBufferBytes: number;
   grpcH2IdleMs: number;
+  grpcH2PingIntervalMinMs: number;
+  grpcH2PingStrikesMax: number;
 }
 
 /** The gRPC settings from the environment, for split-mode functions (PORT 0 → grpcPort 0
@@ -202,5 +227,7 @@ export function grpcSettingsFromEnv(env: Record<string, string | undefined>): Gr
     grpcH2HeaderBytesMax: fromEnv(GRPC_H2_HEADER_BYTES_MAX, env),
     grpcH2WriteBufferBytes: fromEnv(GRPC_H2_WRITE_BUFFER_BYTES, env),
     grpcH2IdleMs: fromEnv(GRPC_H2_IDLE_MS, env),
+    grpcH2PingIntervalMinMs: fromEnv(GRPC_H2_PING_INTERVAL_MIN_MS, env),
+    grpcH2PingStrikesMax: fromEnv(GRPC_H2_PING_STRIKES_MAX, env),
   };
 }

@@ -16,6 +16,7 @@ import {
   Type,
 } from "./frames.ts";
 import { IdleClock } from "./idle.ts";
+import { PingPolicy } from "./ping_policy.ts";
 import { type HeaderBlock, HeaderBlocks } from "./header_block.ts";
 import { H2Stream, type StreamOwner } from "./stream.ts";
 import { FrameWriter, type Socketish } from "./writer.ts";
@@ -44,6 +45,7 @@ export class H2Connection implements StreamOwner {
   /** Streams reset by the client whose handlers still run (they count as open). */
   #resetBusy = 0;
   #idle: IdleClock;
+  #pings: PingPolicy;
 
   constructor(
     socket: Socketish,
@@ -53,6 +55,7 @@ export class H2Connection implements StreamOwner {
     this.#w = new FrameWriter(socket, limits.writeBufferBytes);
     this.#reader = new FrameReader(limits.maxFrameBytes);
     this.#blocks = new HeaderBlocks(limits.headerListBytesMax);
+    this.#pings = new PingPolicy(limits.pingIntervalMinMs, limits.pingStrikesMax);
     this.#send(frame(
       Type.SETTINGS,
       0,
@@ -160,7 +163,11 @@ export class H2Connection implements StreamOwner {
       case Type.PING:
         if (f.stream !== 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "PING on a stream");
         if (f.payload.length !== 8) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "PING");
-        if (!(f.flags & Flag.ACK)) this.#send(frame(Type.PING, Flag.ACK, 0, f.payload));
+        if (f.flags & Flag.ACK) return;
+        if (this.#pings.received(Date.now())) {
+          return this.goaway(ErrorCode.ENHANCE_YOUR_CALM, "too_many_pings");
+        }
+        this.#send(frame(Type.PING, Flag.ACK, 0, f.payload));
         return;
       case Type.WINDOW_UPDATE:
         return this.#windowFrame(f);
@@ -334,10 +341,12 @@ export class H2Connection implements StreamOwner {
 
   // StreamOwner: what streams send.
   headers(stream: number, block: Uint8Array, end: boolean) {
+    this.#pings.sent();
     this.#w.headers(stream, block, end);
   }
 
   data(stream: number, pieces: Uint8Array[], length: number) {
+    this.#pings.sent();
     this.#w.data(stream, pieces, length);
   }
 

@@ -14,6 +14,8 @@ const LIMITS = {
   headerListBytesMax: 8192,
   writeBufferBytes: 1 << 20,
   idleMs: 0,
+  pingIntervalMinMs: 10_000,
+  pingStrikesMax: 2,
 };
 
 /** A connection over a fake socket; `frames()` parses what the server wrote. */
@@ -257,4 +259,24 @@ Deno.test("lean h2: streams reset while their handlers work still count (rapid r
   fs = await c.frames();
   assert.ok(!fs.some((f) => f.type === Type.RST_STREAM && f.stream === 11));
   assert.equal(held.length, 5);
+});
+
+Deno.test("lean h2: too many pings end the connection; pings beside replies do not", async () => {
+  const ping = (i: number) => frame(Type.PING, 0, 0, Buffer.alloc(8, i));
+  const c = open((s) => s.onend = () => s.finish(0));
+  c.conn.receive(Buffer.concat([PREFACE, SETTINGS, ping(1), ping(2), ping(3)]));
+  let fs = await c.frames();
+  assert.equal(fs.filter((f) => f.type === Type.PING).length, 3, "two strikes are let pass");
+  // A reply in between forgives them (a client probing its window while it reads).
+  c.conn.receive(request(1));
+  await c.frames();
+  c.conn.receive(Buffer.concat([ping(4), ping(5), ping(6)]));
+  fs = await c.frames();
+  assert.equal(goawayCode(fs), undefined);
+  c.conn.receive(ping(7));
+  fs = await c.frames();
+  assert.equal(goawayCode(fs), ErrorCode.ENHANCE_YOUR_CALM);
+  const g = fs.find((f) => f.type === Type.GOAWAY)!;
+  assert.equal(g.payload.subarray(8).toString(), "too_many_pings");
+  assert.ok(c.ended());
 });

@@ -129,6 +129,8 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         headerListBytesMax: s.grpcH2HeaderBytesMax,
         writeBufferBytes: s.grpcH2WriteBufferBytes,
         idleMs: s.grpcH2IdleMs,
+        pingIntervalMinMs: s.grpcH2PingIntervalMinMs,
+        pingStrikesMax: s.grpcH2PingStrikesMax,
       }, onStream);
       connections.add(conn);
       socket.on("data", (chunk: Buffer) => conn.receive(chunk));
