@@ -14,6 +14,7 @@ import { connectRaw, rawCall } from "./support/grpc_raw.ts";
 import { loadMessagingService } from "../functions/grpc/proto.ts";
 import { frame, grpcMessage, hpackInt, RawH2, requestBlock, Type } from "./support/h2_raw.ts";
 
+const MIB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A request's protobuf bytes, as grpc-js would send them. */
@@ -49,12 +50,14 @@ for (const runtime of RUNTIMES) {
           MQ_PULL_WAIT_MS_MAX: "3000",
           // Two receives can long-poll at once (each holds its topic and its retry topic).
           MQ_HELD_PULLS_MAX: "4",
+          MQ_GRPC_H2_INBOUND_BYTES_MAX: String(4 * MIB),
         },
       });
       const address = b.grpc!;
       await b.client.upsertTopic("Big", { readQueueNums: 1, writeQueueNums: 1 });
       await b.client.upsertGroup("big-side", { consumeFromWhere: "FIRST_OFFSET" });
       await b.client.upsertTopic("Polled", { readQueueNums: 1, writeQueueNums: 1 });
+      await b.client.upsertTopic("Sink", { readQueueNums: 1, writeQueueNums: 1 });
       await b.client.upsertGroup("poll-side", { consumeFromWhere: "FIRST_OFFSET" });
       // The first connection loads the transport; later ones meet it warm.
       const warm = await RawH2.connect(address);
@@ -127,6 +130,52 @@ for (const runtime of RUNTIMES) {
           // The connection serves on.
           raw.send(raw.headers(7, requestBlock("Bogus"), true));
           assert.equal((await raw.status(7)).code, 12);
+          raw.close();
+        },
+      );
+
+      await t.step(
+        "a connection holds at most grpcH2InboundBytesMax of partial requests",
+        async () => {
+          const raw = await RawH2.connect(address);
+          // Three SendMessage calls each claim 3 MiB and send half: the third goes over 4 MiB.
+          const half = Buffer.concat([
+            Buffer.from([0, 0, 0x30, 0, 0]),
+            Buffer.alloc(1.5 * MIB, 1),
+          ]);
+          for (const id of [1, 3, 5]) {
+            raw.send(
+              raw.headers(id, requestBlock("SendMessage"), false),
+              raw.data(id, half, false),
+            );
+          }
+          const over = await raw.status(5, 5000);
+          assert.equal(over.code, 8, `RESOURCE_EXHAUSTED: ${over.message}`);
+          assert.equal(
+            raw.frames.filter((f) => f.type === Type.HEADERS && f.headers!.has("grpc-status"))
+              .length,
+            1,
+            "the first two wait for the rest",
+          );
+          // Reset, they hold nothing more: a whole 3 MiB request passes.
+          for (const id of [1, 3]) {
+            raw.send(frame(Type.RST_STREAM, 0, id, Buffer.from([0, 0, 0, 8])));
+          }
+          raw.send(
+            raw.headers(7, requestBlock("SendMessage"), false),
+            raw.data(
+              7,
+              encoded("sendMessage", {
+                messages: [{
+                  topic: { name: "Sink" },
+                  systemProperties: { messageId: "01" + "cd".repeat(16), messageType: 1 },
+                  body: Buffer.alloc(3 * MIB, 2),
+                }],
+              }),
+              true,
+            ),
+          );
+          assert.equal((await raw.status(7, 5000)).code, 0);
           raw.close();
         },
       );

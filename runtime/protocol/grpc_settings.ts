@@ -120,6 +120,19 @@ export const GRPC_H2_HEADER_BYTES_MAX = intSetting(
       "Lean transport: largest header block and decoded header list of a request (SETTINGS_MAX_HEADER_LIST_SIZE).",
   },
 );
+export const GRPC_H2_INBOUND_BYTES_MAX = intSetting(
+  "grpcH2InboundBytesMax",
+  "MQ_GRPC_H2_INBOUND_BYTES_MAX",
+  {
+    unit: "bytes",
+    default: 64 * MIB,
+    defaultText: "67108864 (64 MiB)",
+    min: 65_536,
+    doc:
+      "Lean transport: request bytes one connection's calls may hold before they are whole messages; the call that goes over is refused (RESOURCE_EXHAUSTED).",
+    why: "without it grpcH2StreamsMax streams each sending most of grpcRequestBytesMax is 8 GiB",
+  },
+);
 export const GRPC_H2_WRITE_BUFFER_BYTES = intSetting(
   "grpcH2WriteBufferBytes",
   "MQ_GRPC_H2_WRITE_BUFFER_BYTES",
@@ -177,6 +190,7 @@ export const GRPC_SETTINGS = [
   GRPC_H2_WINDOW_BYTES,
   GRPC_H2_FRAME_BYTES_MAX,
   GRPC_H2_HEADER_BYTES_MAX,
+  GRPC_H2_INBOUND_BYTES_MAX,
   GRPC_H2_WRITE_BUFFER_BYTES,
   GRPC_H2_IDLE_MS,
   GRPC_H2_PING_INTERVAL_MIN_MS,
@@ -199,6 +213,7 @@ export interface GrpcSettings {
   grpcH2WindowBytes: number;
   grpcH2FrameBytesMax: number;
   grpcH2HeaderBytesMax: number;
+  grpcH2InboundBytesMax: number;
   grpcH2WriteBufferBytes: number;
   grpcH2IdleMs: number;
   grpcH2PingIntervalMinMs: number;
@@ -225,6 +240,7 @@ export function grpcSettingsFromEnv(env: Record<string, string | undefined>): Gr
     grpcH2WindowBytes: fromEnv(GRPC_H2_WINDOW_BYTES, env),
     grpcH2FrameBytesMax: fromEnv(GRPC_H2_FRAME_BYTES_MAX, env),
     grpcH2HeaderBytesMax: fromEnv(GRPC_H2_HEADER_BYTES_MAX, env),
+    grpcH2InboundBytesMax: fromEnv(GRPC_H2_INBOUND_BYTES_MAX, env),
     grpcH2WriteBufferBytes: fromEnv(GRPC_H2_WRITE_BUFFER_BYTES, env),
     grpcH2IdleMs: fromEnv(GRPC_H2_IDLE_MS, env),
     grpcH2PingIntervalMinMs: fromEnv(GRPC_H2_PING_INTERVAL_MIN_MS, env),

@@ -25,13 +25,31 @@ export interface Refusal {
   details: string;
 }
 
+/** Request bytes a connection holds before they are whole messages, and its bound. */
+export interface Inbound {
+  bytes: number;
+  readonly max: number;
+}
+
 /** Cuts incoming DATA into gRPC messages (5-byte prefix, uncompressed only). A refusal is
- * known from a message's prefix alone: an oversized one is not waited for. */
+ * known from a message's prefix alone: an oversized one is not waited for. What a stream
+ * holds counts in its connection's `inbound` until settle() or release(): many streams
+ * each sending most of a large message cannot make the connection hold without bound. */
 export class MessageReader {
   #buf: Buffer = Buffer.alloc(0);
-  constructor(private readonly maxBytes: number) {}
+  #held = 0;
+  constructor(private readonly maxBytes: number, private readonly inbound: Inbound) {}
 
   push(chunk: Buffer, out: Buffer[]): Refusal | undefined {
+    this.#hold(this.#held + chunk.length);
+    if (this.inbound.bytes > this.inbound.max) {
+      this.release();
+      return {
+        code: GrpcStatus.RESOURCE_EXHAUSTED,
+        details:
+          `requests on this connection hold over grpcH2InboundBytesMax (${this.inbound.max} bytes)`,
+      };
+    }
     this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
     while (this.#buf.length >= 5) {
       if (this.#buf[0] !== 0) {
@@ -50,6 +68,22 @@ export class MessageReader {
       this.#buf = this.#buf.subarray(5 + n);
     }
     return undefined;
+  }
+
+  /** The messages taken out are decoded: only the partial one is still held. */
+  settle() {
+    this.#hold(this.#buf.length);
+  }
+
+  /** The stream is done with its request: nothing is held. */
+  release() {
+    this.#hold(0);
+    this.#buf = Buffer.alloc(0);
+  }
+
+  #hold(n: number) {
+    this.inbound.bytes += n - this.#held;
+    this.#held = n;
   }
 
   get partial(): boolean {

@@ -17,20 +17,16 @@ import {
 } from "./frames.ts";
 import { IdleClock } from "./idle.ts";
 import { PingPolicy } from "./ping_policy.ts";
+import type { Inbound } from "./call.ts";
 import { type HeaderBlock, HeaderBlocks } from "./header_block.ts";
 import { H2Stream, type StreamOwner } from "./stream.ts";
 import { FrameWriter, type Socketish } from "./writer.ts";
-import type { H2Limits } from "./limits.ts";
-
-export type { H2Limits };
-
-const DEFAULT_WINDOW = 65_535;
-const DEFAULT_FRAME = 16_384;
-const WINDOW_MAX = 0x7fffffff;
+import { DEFAULT_FRAME, DEFAULT_WINDOW, type H2Limits, WINDOW_MAX } from "./limits.ts";
 
 export class H2Connection implements StreamOwner {
   sendWindow = DEFAULT_WINDOW;
   peerFrameBytes = DEFAULT_FRAME;
+  readonly inbound: Inbound;
   #reader: FrameReader;
   #blocks: HeaderBlocks;
   #streams = new Map<number, H2Stream>();
@@ -53,6 +49,7 @@ export class H2Connection implements StreamOwner {
     private readonly onStream: (stream: H2Stream) => void,
   ) {
     this.#w = new FrameWriter(socket, limits.writeBufferBytes);
+    this.inbound = { bytes: 0, max: limits.inboundBytesMax };
     this.#reader = new FrameReader(limits.maxFrameBytes);
     this.#blocks = new HeaderBlocks(limits.headerListBytesMax);
     this.#pings = new PingPolicy(limits.pingIntervalMinMs, limits.pingStrikesMax);

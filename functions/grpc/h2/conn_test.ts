@@ -12,6 +12,7 @@ const LIMITS = {
   windowBytes: 1 << 20,
   maxFrameBytes: 16_384,
   headerListBytesMax: 8192,
+  inboundBytesMax: 1 << 24,
   writeBufferBytes: 1 << 20,
   idleMs: 0,
   pingIntervalMinMs: 10_000,

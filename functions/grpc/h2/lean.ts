@@ -39,11 +39,12 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
     }
     const { def, impl } = m;
     const decode = (bytes: Buffer): unknown => def.requestDeserialize(bytes);
-    const reader = new MessageReader(s.grpcRequestBytesMax);
+    const reader = new MessageReader(s.grpcRequestBytesMax, stream.inbound);
     const messages: Buffer[] = [];
     if (def.requestStream) {
       // Bidi (Telemetry): the handler first, then each message as it arrives.
       const call = new H2Call(stream, def.responseSerialize as never, options.nowMs());
+      call.on("close", () => reader.release());
       impl(call);
       stream.ondata = (chunk) => {
         const bad = reader.push(chunk, messages);
@@ -58,11 +59,13 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
             );
           }
         }
+        reader.settle();
       };
       stream.onend = () => call.emit("end");
       return;
     }
     let refused = false;
+    stream.onreset = () => reader.release();
     stream.ondata = (chunk) => {
       if (refused) return;
       // Refused at once (the rest of an oversized message is not waited for); the
@@ -74,6 +77,7 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
       }
     };
     stream.onend = () => {
+      reader.release(); // the messages are decoded below or refused
       if (refused) return;
       if (messages.length !== 1 || reader.partial) {
         return stream.finish(GrpcStatus.INTERNAL, "Expected exactly one request message");
@@ -127,6 +131,7 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         windowBytes: s.grpcH2WindowBytes,
         maxFrameBytes: s.grpcH2FrameBytesMax,
         headerListBytesMax: s.grpcH2HeaderBytesMax,
+        inboundBytesMax: s.grpcH2InboundBytesMax,
         writeBufferBytes: s.grpcH2WriteBufferBytes,
         idleMs: s.grpcH2IdleMs,
         pingIntervalMinMs: s.grpcH2PingIntervalMinMs,

@@ -9,6 +9,8 @@ export interface H2Limits {
   maxFrameBytes: number;
   /** Largest decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE). */
   headerListBytesMax: number;
+  /** Request bytes the connection's streams may hold before they are whole messages. */
+  inboundBytesMax: number;
   /** Bytes waiting in the socket above which the client is not read from (writer.ts). */
   writeBufferBytes: number;
   /** A connection without streams this long is closed (GOAWAY); 0: never. */
@@ -18,3 +20,8 @@ export interface H2Limits {
   /** Strikes after which the connection ends (GOAWAY ENHANCE_YOUR_CALM). */
   pingStrikesMax: number;
 }
+
+/** RFC 9113's initial window and frame size, and the largest window. */
+export const DEFAULT_WINDOW = 65_535;
+export const DEFAULT_FRAME = 16_384;
+export const WINDOW_MAX = 0x7fffffff;
