@@ -36,7 +36,10 @@ export interface Inbound {
  * holds counts in its connection's `inbound` until settle() or release(): many streams
  * each sending most of a large message cannot make the connection hold without bound. */
 export class MessageReader {
-  #buf: Buffer = Buffer.alloc(0);
+  #parts: Buffer[] = [];
+  #length = 0;
+  /** Bytes it takes to go on: a prefix (5), or the message whose prefix came (5 + n). */
+  #need = 5;
   #held = 0;
   constructor(private readonly maxBytes: number, private readonly inbound: Inbound) {}
 
@@ -50,35 +53,48 @@ export class MessageReader {
           `requests on this connection hold over grpcH2InboundBytesMax (${this.inbound.max} bytes)`,
       };
     }
-    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
-    while (this.#buf.length >= 5) {
-      if (this.#buf[0] !== 0) {
+    // Chunks wait in #parts until the next prefix or message is complete, then are joined
+    // once: joining at every DATA frame copied a large message over and over (quadratic).
+    this.#parts.push(chunk);
+    this.#length += chunk.length;
+    if (this.#length < this.#need) return undefined;
+    let buf = this.#parts.length === 1 ? this.#parts[0] : Buffer.concat(this.#parts, this.#length);
+    this.#need = 5;
+    while (buf.length >= 5) {
+      if (buf[0] !== 0) {
         // gRPC over HTTP/2: a compressed message without a grpc-encoding we offered.
         return { code: GrpcStatus.INTERNAL, details: "compressed messages are not accepted" };
       }
-      const n = this.#buf.readUInt32BE(1);
+      const n = buf.readUInt32BE(1);
       if (n > this.maxBytes) {
         return {
           code: GrpcStatus.RESOURCE_EXHAUSTED,
           details: `a message of ${n} bytes is over grpcRequestBytesMax (${this.maxBytes})`,
         };
       }
-      if (this.#buf.length < 5 + n) break;
-      out.push(this.#buf.subarray(5, 5 + n));
-      this.#buf = this.#buf.subarray(5 + n);
+      if (buf.length < 5 + n) {
+        this.#need = 5 + n;
+        break;
+      }
+      out.push(buf.subarray(5, 5 + n));
+      buf = buf.subarray(5 + n);
     }
+    this.#parts = buf.length > 0 ? [buf] : [];
+    this.#length = buf.length;
     return undefined;
   }
 
   /** The messages taken out are decoded: only the partial one is still held. */
   settle() {
-    this.#hold(this.#buf.length);
+    this.#hold(this.#length);
   }
 
   /** The stream is done with its request: nothing is held. */
   release() {
     this.#hold(0);
-    this.#buf = Buffer.alloc(0);
+    this.#parts = [];
+    this.#length = 0;
+    this.#need = 5;
   }
 
   #hold(n: number) {
@@ -87,7 +103,7 @@ export class MessageReader {
   }
 
   get partial(): boolean {
-    return this.#buf.length > 0;
+    return this.#length > 0;
   }
 }
 
