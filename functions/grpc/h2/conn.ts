@@ -126,7 +126,7 @@ export class H2Connection implements StreamOwner {
   /** Writes what is queued and ends the connection. */
   terminate() {
     if (this.#ended) return;
-    this.#w.end();
+    this.#w.end(this.limits.closeGraceMs);
     this.closed();
   }
 

@@ -15,18 +15,21 @@ const LIMITS = {
   inboundBytesMax: 1 << 24,
   writeBufferBytes: 1 << 20,
   idleMs: 0,
+  closeGraceMs: 30,
   pingIntervalMinMs: 10_000,
   pingStrikesMax: 2,
 };
 
 /** A connection over a fake socket; `frames()` parses what the server wrote. */
-function open(onStream: (s: H2Stream) => void = () => {}) {
+function open(onStream: (s: H2Stream) => void = () => {}, destroyable = false) {
   const written: Buffer[] = [];
   let ended = false;
+  let destroyed = false;
   const conn = new H2Connection(
     {
       write: (b) => written.push(Buffer.from(b)),
       end: () => ended = true,
+      destroy: destroyable ? () => destroyed = true : undefined,
     },
     LIMITS,
     onStream,
@@ -38,7 +41,7 @@ function open(onStream: (s: H2Stream) => void = () => {}) {
     reader.push(Buffer.concat([PREFACE, ...written.splice(0)]), out);
     return out;
   };
-  return { conn, frames, ended: () => ended };
+  return { conn, frames, ended: () => ended, destroyed: () => destroyed };
 }
 
 const SETTINGS = frame(Type.SETTINGS, 0, 0);
@@ -280,4 +283,13 @@ Deno.test("lean h2: too many pings end the connection; pings beside replies do n
   const g = fs.find((f) => f.type === Type.GOAWAY)!;
   assert.equal(g.payload.subarray(8).toString(), "too_many_pings");
   assert.ok(c.ended());
+});
+
+Deno.test("lean h2: a client that does not close after our end is cut off", async () => {
+  const c = open(() => {}, true);
+  c.conn.receive(Buffer.from("GET / HTTP/1.1\r\n\r\n"));
+  assert.ok(c.ended(), "ended at once (GOAWAY PROTOCOL_ERROR)");
+  assert.ok(!c.destroyed());
+  await new Promise((r) => setTimeout(r, 60));
+  assert.ok(c.destroyed(), "destroyed after closeGraceMs");
 });

@@ -13,8 +13,9 @@ import { H2Connection } from "./conn.ts";
 import type { H2Stream } from "./stream.ts";
 import { GrpcStatus } from "../status.ts";
 
-/** After the last call of a connection is answered at shutdown, how long its client gets to
- * close it (they do at once after GOAWAY) before it is ended. */
+/** After the last call of a connection is answered at shutdown, or after the connection is
+ * ended (idle, a protocol error), how long its client gets to close it (they do at once after
+ * GOAWAY) before it is cut off. */
 const CLOSE_GRACE_MS = 250;
 
 type Def = grpc.MethodDefinition<unknown, unknown>;
@@ -134,6 +135,7 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         inboundBytesMax: s.grpcH2InboundBytesMax,
         writeBufferBytes: s.grpcH2WriteBufferBytes,
         idleMs: s.grpcH2IdleMs,
+        closeGraceMs: CLOSE_GRACE_MS,
         pingIntervalMinMs: s.grpcH2PingIntervalMinMs,
         pingStrikesMax: s.grpcH2PingStrikesMax,
       }, onStream);

@@ -15,6 +15,8 @@ export interface H2Limits {
   writeBufferBytes: number;
   /** A connection without streams this long is closed (GOAWAY); 0: never. */
   idleMs: number;
+  /** After we end a connection, how long its client gets to close it before it is cut. */
+  closeGraceMs: number;
   /** PINGs closer together than this, with nothing sent between, are strikes. */
   pingIntervalMinMs: number;
   /** Strikes after which the connection ends (GOAWAY ENHANCE_YOUR_CALM). */

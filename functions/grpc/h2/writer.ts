@@ -9,11 +9,12 @@ import { Flag, frame, HEADER_BYTES, Type, writeHeader } from "./frames.ts";
 export interface Socketish {
   write(b: Uint8Array): unknown;
   end(): unknown;
+  destroy?(): unknown;
   /** Bytes written and not yet taken by the kernel (node:net). */
   readonly writableLength?: number;
   pause?(): unknown;
   resume?(): unknown;
-  once?(event: "drain", listener: () => void): unknown;
+  once?(event: "drain" | "close", listener: () => void): unknown;
 }
 
 export class FrameWriter {
@@ -82,11 +83,17 @@ export class FrameWriter {
     });
   }
 
-  /** Writes what is queued and ends the socket; later sends are dropped. */
-  end() {
+  /** Writes what is queued and ends the socket; later sends are dropped. A client that
+   * does not close its side within `graceMs` is cut off (its socket would stay open). */
+  end(graceMs: number) {
     if (this.#ended) return;
     this.flush();
     this.#ended = true;
-    this.socket.end();
+    const sock = this.socket;
+    sock.end();
+    if (!sock.destroy) return;
+    const t = setTimeout(() => sock.destroy?.(), graceMs);
+    (t as { unref?: () => void }).unref?.();
+    sock.once?.("close", () => clearTimeout(t));
   }
 }
