@@ -51,6 +51,8 @@ for (const runtime of RUNTIMES) {
           // Two receives can long-poll at once (each holds its topic and its retry topic).
           MQ_HELD_PULLS_MAX: "4",
           MQ_GRPC_H2_INBOUND_BYTES_MAX: String(4 * MIB),
+          MQ_GRPC_H2_KEEPALIVE_MS: "1500",
+          MQ_GRPC_H2_KEEPALIVE_TIMEOUT_MS: "500",
         },
       });
       const address = b.grpc!;
@@ -179,6 +181,19 @@ for (const runtime of RUNTIMES) {
           raw.close();
         },
       );
+
+      await t.step("keepalive: a client that answers no PING is closed", async () => {
+        const gone = await RawH2.connect(address, true, false);
+        const live = await RawH2.connect(address);
+        for (const c of [gone, live]) c.send(c.headers(1, requestBlock("Telemetry"), false));
+        const ping = await gone.waitFor((f) => f.type === Type.PING && !(f.flags & 1), 4000);
+        assert.ok(ping, "a quiet client is sent a PING");
+        assert.ok(await gone.waitClosed(3000), "no answer: the connection ends");
+        assert.ok(!live.closed, "a client that answers stays");
+        assert.ok(live.frames.some((f) => f.type === Type.PING), "it was pinged too");
+        gone.close();
+        live.close();
+      });
 
       await t.step("messages beyond a frame and the initial window, both ways", async () => {
         const client = connectRaw(address, undefined);

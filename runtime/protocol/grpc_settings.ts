@@ -152,6 +152,23 @@ export const GRPC_H2_IDLE_MS = intSetting("grpcH2IdleMs", "MQ_GRPC_H2_IDLE_MS", 
     "Lean transport: a connection with no call open this long (or that never sends the HTTP/2 preface) gets GOAWAY and is closed; 0: never.",
   rocketmq: "grpcClientIdleTimeMills",
 });
+export const GRPC_H2_KEEPALIVE_MS = intSetting("grpcH2KeepaliveMs", "MQ_GRPC_H2_KEEPALIVE_MS", {
+  unit: "ms",
+  default: 60_000,
+  doc:
+    "Lean transport: a connection that sent nothing this long is sent a PING (keepalive, to find clients that vanished); 0: never.",
+});
+export const GRPC_H2_KEEPALIVE_TIMEOUT_MS = intSetting(
+  "grpcH2KeepaliveTimeoutMs",
+  "MQ_GRPC_H2_KEEPALIVE_TIMEOUT_MS",
+  {
+    unit: "ms",
+    default: 20_000,
+    min: 1,
+    doc:
+      "Lean transport: a keepalive PING not answered within this ends the connection (gRPC's keepalive_timeout).",
+  },
+);
 export const GRPC_H2_PING_INTERVAL_MIN_MS = intSetting(
   "grpcH2PingIntervalMinMs",
   "MQ_GRPC_H2_PING_INTERVAL_MIN_MS",
@@ -193,6 +210,8 @@ export const GRPC_SETTINGS = [
   GRPC_H2_INBOUND_BYTES_MAX,
   GRPC_H2_WRITE_BUFFER_BYTES,
   GRPC_H2_IDLE_MS,
+  GRPC_H2_KEEPALIVE_MS,
+  GRPC_H2_KEEPALIVE_TIMEOUT_MS,
   GRPC_H2_PING_INTERVAL_MIN_MS,
   GRPC_H2_PING_STRIKES_MAX,
 ] as const;
@@ -216,6 +235,8 @@ export interface GrpcSettings {
   grpcH2InboundBytesMax: number;
   grpcH2WriteBufferBytes: number;
   grpcH2IdleMs: number;
+  grpcH2KeepaliveMs: number;
+  grpcH2KeepaliveTimeoutMs: number;
   grpcH2PingIntervalMinMs: number;
   grpcH2PingStrikesMax: number;
 }
@@ -243,6 +264,8 @@ export function grpcSettingsFromEnv(env: Record<string, string | undefined>): Gr
     grpcH2InboundBytesMax: fromEnv(GRPC_H2_INBOUND_BYTES_MAX, env),
     grpcH2WriteBufferBytes: fromEnv(GRPC_H2_WRITE_BUFFER_BYTES, env),
     grpcH2IdleMs: fromEnv(GRPC_H2_IDLE_MS, env),
+    grpcH2KeepaliveMs: fromEnv(GRPC_H2_KEEPALIVE_MS, env),
+    grpcH2KeepaliveTimeoutMs: fromEnv(GRPC_H2_KEEPALIVE_TIMEOUT_MS, env),
     grpcH2PingIntervalMinMs: fromEnv(GRPC_H2_PING_INTERVAL_MIN_MS, env),
     grpcH2PingStrikesMax: fromEnv(GRPC_H2_PING_STRIKES_MAX, env),
   };

@@ -68,7 +68,7 @@ export class RawH2 {
   #decoder = new HeaderDecoder(4096, 1 << 20);
   #waiters = new Set<() => void>();
 
-  private constructor(readonly socket: net.Socket) {
+  private constructor(readonly socket: net.Socket, answerPings: boolean) {
     this.#reader.push(PREFACE, []);
     socket.on("data", (chunk: Buffer) => {
       const out: Frame[] = [];
@@ -76,6 +76,9 @@ export class RawH2 {
       for (const f of out) {
         const r: ReadFrame = f;
         if (f.type === Type.HEADERS) r.headers = this.#decoder.decode(f.payload);
+        if (f.type === Type.PING && !(f.flags & 1) && answerPings) {
+          this.send(frame(Type.PING, 1, 0, f.payload)); // as HTTP/2 clients do
+        }
         this.frames.push(r);
       }
       this.#wake();
@@ -87,12 +90,13 @@ export class RawH2 {
     socket.on("error", () => {});
   }
 
-  /** Connects to host:port; with `hello` the preface and an empty SETTINGS go first. */
-  static connect(address: string, hello = true): Promise<RawH2> {
+  /** Connects to host:port; with `hello` the preface and an empty SETTINGS go first. PINGs
+   * are answered unless `answerPings` is false (a peer that vanished). */
+  static connect(address: string, hello = true, answerPings = true): Promise<RawH2> {
     const at = address.lastIndexOf(":");
     return new Promise((resolve, reject) => {
       const socket = net.connect(Number(address.slice(at + 1)), address.slice(0, at), () => {
-        const c = new RawH2(socket);
+        const c = new RawH2(socket, answerPings);
         if (hello) c.send(PREFACE, frame(Type.SETTINGS, 0, 0));
         resolve(c);
       });

@@ -11,17 +11,24 @@ import {
   frame,
   FrameError,
   FrameReader,
+  goawayPayload,
   Setting,
-  settingsPayload,
   Type,
 } from "./frames.ts";
 import { IdleClock } from "./idle.ts";
+import { Keepalive } from "./keepalive.ts";
 import { PingPolicy } from "./ping_policy.ts";
 import type { Inbound } from "./call.ts";
 import { type HeaderBlock, HeaderBlocks } from "./header_block.ts";
 import { H2Stream, type StreamOwner } from "./stream.ts";
 import { FrameWriter, type Socketish } from "./writer.ts";
-import { DEFAULT_FRAME, DEFAULT_WINDOW, type H2Limits, WINDOW_MAX } from "./limits.ts";
+import {
+  DEFAULT_FRAME,
+  DEFAULT_WINDOW,
+  type H2Limits,
+  serverSettings,
+  WINDOW_MAX,
+} from "./limits.ts";
 
 export class H2Connection implements StreamOwner {
   sendWindow = DEFAULT_WINDOW;
@@ -41,6 +48,7 @@ export class H2Connection implements StreamOwner {
   /** Streams reset by the client whose handlers still run (they count as open). */
   #resetBusy = 0;
   #idle: IdleClock;
+  #alive: Keepalive;
   #pings: PingPolicy;
 
   constructor(
@@ -53,23 +61,17 @@ export class H2Connection implements StreamOwner {
     this.#reader = new FrameReader(limits.maxFrameBytes);
     this.#blocks = new HeaderBlocks(limits.headerListBytesMax);
     this.#pings = new PingPolicy(limits.pingIntervalMinMs, limits.pingStrikesMax);
-    this.#send(frame(
-      Type.SETTINGS,
-      0,
-      0,
-      settingsPayload([
-        [Setting.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams],
-        [Setting.INITIAL_WINDOW_SIZE, limits.windowBytes],
-        [Setting.MAX_FRAME_SIZE, limits.maxFrameBytes],
-        [Setting.MAX_HEADER_LIST_SIZE, limits.headerListBytesMax],
-        [Setting.ENABLE_PUSH, 0],
-      ]),
-    ));
+    this.#send(frame(Type.SETTINGS, 0, 0, serverSettings(limits)));
     if (limits.windowBytes > DEFAULT_WINDOW) {
       this.#windowUpdate(0, limits.windowBytes - DEFAULT_WINDOW);
     }
     this.#idle = new IdleClock(limits.idleMs, () => this.#streams.size > 0, () => {
       this.goaway(ErrorCode.NO_ERROR, "idle");
+      this.terminate();
+    });
+    const ping = () => this.#send(frame(Type.PING, 0, 0, Buffer.from("kpalive!")));
+    this.#alive = new Keepalive(limits.keepaliveMs, limits.keepaliveTimeoutMs, ping, () => {
+      this.goaway(ErrorCode.NO_ERROR, "keepalive ping not answered");
       this.terminate();
     });
   }
@@ -88,6 +90,7 @@ export class H2Connection implements StreamOwner {
   /** Bytes from the socket. */
   receive(chunk: Buffer) {
     if (this.#ended) return;
+    this.#alive.heard();
     const frames = this.#frames;
     frames.length = 0;
     try {
@@ -103,6 +106,7 @@ export class H2Connection implements StreamOwner {
   closed() {
     this.#ended = true;
     this.#idle.stop();
+    this.#alive.stop();
     for (const s of this.#streams.values()) s.reset();
     this.#streams.clear();
   }
@@ -113,12 +117,7 @@ export class H2Connection implements StreamOwner {
   goaway(code: number = ErrorCode.NO_ERROR, debug = "") {
     if (!this.#goingAway) {
       this.#goingAway = true;
-      const text = Buffer.from(debug.slice(0, 200));
-      const p = Buffer.alloc(8 + text.length);
-      p.writeUInt32BE(this.#lastStream, 0);
-      p.writeUInt32BE(code, 4);
-      p.set(text, 8);
-      this.#send(frame(Type.GOAWAY, 0, 0, p));
+      this.#send(frame(Type.GOAWAY, 0, 0, goawayPayload(this.#lastStream, code, debug)));
     }
     if (code !== ErrorCode.NO_ERROR) this.terminate();
   }

@@ -15,6 +15,8 @@ const LIMITS = {
   inboundBytesMax: 1 << 24,
   writeBufferBytes: 1 << 20,
   idleMs: 0,
+  keepaliveMs: 0,
+  keepaliveTimeoutMs: 0,
   closeGraceMs: 30,
   pingIntervalMinMs: 10_000,
   pingStrikesMax: 2,

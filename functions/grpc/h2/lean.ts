@@ -135,6 +135,8 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         inboundBytesMax: s.grpcH2InboundBytesMax,
         writeBufferBytes: s.grpcH2WriteBufferBytes,
         idleMs: s.grpcH2IdleMs,
+        keepaliveMs: s.grpcH2KeepaliveMs,
+        keepaliveTimeoutMs: s.grpcH2KeepaliveTimeoutMs,
         closeGraceMs: CLOSE_GRACE_MS,
         pingIntervalMinMs: s.grpcH2PingIntervalMinMs,
         pingStrikesMax: s.grpcH2PingStrikesMax,

@@ -1,5 +1,6 @@
 // What one lean connection is held to: the settings of docs/configuration.md
 // ("grpcH2*") as lean.ts passes them to conn.ts.
+import { Setting, settingsPayload } from "./frames.ts";
 export interface H2Limits {
   /** Streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
   maxConcurrentStreams: number;
@@ -15,6 +16,10 @@ export interface H2Limits {
   writeBufferBytes: number;
   /** A connection without streams this long is closed (GOAWAY); 0: never. */
   idleMs: number;
+  /** With nothing from the client this long, it is sent a PING; 0: never. */
+  keepaliveMs: number;
+  /** An unanswered keepalive PING ends the connection after this long. */
+  keepaliveTimeoutMs: number;
   /** After we end a connection, how long its client gets to close it before it is cut. */
   closeGraceMs: number;
   /** PINGs closer together than this, with nothing sent between, are strikes. */
@@ -27,3 +32,14 @@ export interface H2Limits {
 export const DEFAULT_WINDOW = 65_535;
 export const DEFAULT_FRAME = 16_384;
 export const WINDOW_MAX = 0x7fffffff;
+
+/** The SETTINGS a lean connection opens with. */
+export function serverSettings(limits: H2Limits): Uint8Array {
+  return settingsPayload([
+    [Setting.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams],
+    [Setting.INITIAL_WINDOW_SIZE, limits.windowBytes],
+    [Setting.MAX_FRAME_SIZE, limits.maxFrameBytes],
+    [Setting.MAX_HEADER_LIST_SIZE, limits.headerListBytesMax],
+    [Setting.ENABLE_PUSH, 0],
+  ]);
+}
