@@ -3,6 +3,7 @@
 // "cancelled", "error", "close"), so one set of handlers serves both transports.
 import { Buffer } from "node:buffer";
 import { EventEmitter } from "node:events";
+import type { Inbound } from "./limits.ts";
 import type { H2Stream } from "./stream.ts";
 import { GrpcStatus } from "../status.ts";
 
@@ -23,12 +24,6 @@ export function timeoutMs(value: string | undefined): number {
 export interface Refusal {
   code: number;
   details: string;
-}
-
-/** Request bytes a connection holds before they are whole messages, and its bound. */
-export interface Inbound {
-  bytes: number;
-  readonly max: number;
 }
 
 /** Cuts incoming DATA into gRPC messages (5-byte prefix, uncompressed only). A refusal is

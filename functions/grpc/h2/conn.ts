@@ -18,7 +18,6 @@ import {
 import { IdleClock } from "./idle.ts";
 import { Keepalive } from "./keepalive.ts";
 import { PingPolicy } from "./ping_policy.ts";
-import type { Inbound } from "./call.ts";
 import { type HeaderBlock, HeaderBlocks } from "./header_block.ts";
 import { H2Stream, type StreamOwner } from "./stream.ts";
 import { FrameWriter, type Socketish } from "./writer.ts";
@@ -26,6 +25,7 @@ import {
   DEFAULT_FRAME,
   DEFAULT_WINDOW,
   type H2Limits,
+  type Inbound,
   serverSettings,
   WINDOW_MAX,
 } from "./limits.ts";

@@ -43,3 +43,9 @@ export function serverSettings(limits: H2Limits): Uint8Array {
     [Setting.ENABLE_PUSH, 0],
   ]);
 }
+
+/** Request bytes a connection holds before they are whole messages, and its bound. */
+export interface Inbound {
+  bytes: number;
+  readonly max: number;
+}

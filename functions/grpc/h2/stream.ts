@@ -3,7 +3,7 @@
 // within the flow-control windows, then trailers). conn.ts owns the connection's windows
 // and writes; a stream queues what the windows do not yet allow.
 import { Buffer } from "node:buffer";
-import type { Inbound } from "./call.ts";
+import type { Inbound } from "./limits.ts";
 import { RESPONSE_HEADERS, statusBlock, TRAILERS_OK } from "./hpack.ts";
 
 /** What a stream needs from its connection. */
