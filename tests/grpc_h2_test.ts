@@ -4,12 +4,14 @@
 // connections and ones that never send the preface are closed; an oversized request is
 // refused as soon as its length prefix is seen (RESOURCE_EXHAUSTED), a compressed one with
 // INTERNAL, on unary calls and on Telemetry; and through grpc-js, messages larger than a
-// frame and than the initial window both ways.
+// frame and than the initial window both ways, in plaintext and over TLS.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { RUNTIMES } from "./harness/process.ts";
 import { startBroker } from "./harness/broker.ts";
+import { makeTestPki, pkiUnavailable } from "./harness/tls.ts";
+import * as grpc from "@grpc/grpc-js";
 import { connectRaw, rawCall } from "./support/grpc_raw.ts";
 import { loadMessagingService } from "../functions/grpc/proto.ts";
 import { frame, grpcMessage, hpackInt, RawH2, requestBlock, Type } from "./support/h2_raw.ts";
@@ -40,6 +42,37 @@ function rssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** A client that sends requests and never reads the replies: the broker's memory stays
+ * flat (it stops reading that client), and it serves on. */
+async function unreadReplies(pid: number, connect: (hello: boolean) => Promise<RawH2>) {
+  const raw = await connect(true);
+  raw.socket.pause(); // reads nothing from here on
+  // A 4000-byte :path indexed once; each later request names it with one byte and is
+  // answered with ~4 KB (UNIMPLEMENTED, the path in grpc-message): 50 000 requests of
+  // 12 bytes, 1000 at a time (grpcH2StreamsMax), would be ~200 MB of replies held in
+  // the broker without backpressure.
+  const path = "/x/" + "p".repeat(4000);
+  const first = Buffer.concat([Buffer.from([0x83, 0x86, 0x44]), hpackInt(0, 7, 4000 + 3)]);
+  const before = rssMiB(pid);
+  raw.send(raw.headers(1, Buffer.concat([first, Buffer.from(path)]), true));
+  for (let id = 3, batch = 0; batch < 50; batch++) {
+    const blocks = [];
+    for (let i = 0; i < 1000; i++, id += 2) {
+      blocks.push(raw.headers(id, Buffer.from([0x83, 0x86, 0xbe]), true));
+    }
+    raw.send(...blocks);
+    await sleep(30);
+  }
+  await sleep(1000);
+  const grown = rssMiB(pid) - before;
+  raw.close();
+  assert.ok(grown < 60, `the broker grew by ${grown.toFixed(0)} MiB`);
+  const ok = await connect(true);
+  ok.send(ok.headers(1, requestBlock("Bogus"), true));
+  assert.equal((await ok.status(1)).code, 12);
+  ok.close();
+}
+
 for (const runtime of RUNTIMES) {
   Deno.test({
     name: `lean gRPC transport on ${runtime}: HTTP/2 edges`,
@@ -66,35 +99,10 @@ for (const runtime of RUNTIMES) {
       await warm.waitFor((f) => f.type === Type.SETTINGS, 10_000);
       warm.close();
 
-      await t.step("a client that does not read its replies is not read from", async () => {
-        const raw = await RawH2.connect(address);
-        raw.socket.pause(); // reads nothing from here on
-        // A 4000-byte :path indexed once; each later request names it with one byte and is
-        // answered with ~4 KB (UNIMPLEMENTED, the path in grpc-message): 50 000 requests of
-        // 12 bytes, 1000 at a time (grpcH2StreamsMax), would be ~200 MB of replies held in
-        // the broker without backpressure.
-        const path = "/x/" + "p".repeat(4000);
-        const first = Buffer.concat([Buffer.from([0x83, 0x86, 0x44]), hpackInt(0, 7, 4000 + 3)]);
-        const before = rssMiB(b.child.pid);
-        raw.send(raw.headers(1, Buffer.concat([first, Buffer.from(path)]), true));
-        for (let id = 3, batch = 0; batch < 50; batch++) {
-          const blocks = [];
-          for (let i = 0; i < 1000; i++, id += 2) {
-            blocks.push(raw.headers(id, Buffer.from([0x83, 0x86, 0xbe]), true));
-          }
-          raw.send(...blocks);
-          await sleep(30);
-        }
-        await sleep(1000);
-        const grown = rssMiB(b.child.pid) - before;
-        raw.close();
-        assert.ok(grown < 60, `the broker grew by ${grown.toFixed(0)} MiB`);
-        // The broker serves on.
-        const ok = await RawH2.connect(address);
-        ok.send(ok.headers(1, requestBlock("Bogus"), true));
-        assert.equal((await ok.status(1)).code, 12);
-        ok.close();
-      });
+      await t.step(
+        "a client that does not read its replies is not read from",
+        () => unreadReplies(b.child.pid, (hello) => RawH2.connect(address, hello)),
+      );
 
       await t.step("idle connections and ones without a preface are closed", async () => {
         const idle = await RawH2.connect(address);
@@ -276,6 +284,54 @@ for (const runtime of RUNTIMES) {
           assert.ok(Date.now() - started < 5000, "stopped within the bound");
         },
       );
+    },
+  });
+}
+
+for (const runtime of RUNTIMES) {
+  Deno.test({
+    name: `lean gRPC transport on ${runtime} over TLS: a grpc-js call beyond a frame and a window`,
+    ignore: pkiUnavailable() !== undefined,
+    fn: async () => {
+      using pki = makeTestPki();
+      await using b = await startBroker(runtime, {
+        env: { MQ_GRPC_TLS_CERT_FILE: pki.certFile, MQ_GRPC_TLS_KEY_FILE: pki.keyFile },
+      });
+      const ca = readFileSync(pki.caFile);
+      const address = b.grpc!;
+      await b.client.upsertTopic("Tls", { readQueueNums: 1, writeQueueNums: 1 });
+      const service = loadMessagingService();
+      // Deno's TLS refuses an IP as servername, which grpc-js sends: another name, and the
+      // certificate's IP SAN is not checked (its CA is).
+      const client = new grpc.Client(
+        address,
+        grpc.credentials.createSsl(ca, null, null, { checkServerIdentity: () => undefined }),
+        { "grpc.ssl_target_name_override": "edgemq.test" },
+      );
+      try {
+        // A 1 MiB message: many frames, past the initial windows, through TLS.
+        const m = Object.values(service).find((d) => d.originalName === "sendMessage")!;
+        const sent = await new Promise<{ status: { code: number } }>((resolve, reject) =>
+          client.makeUnaryRequest(
+            m.path,
+            m.requestSerialize,
+            m.responseDeserialize,
+            {
+              messages: [{
+                topic: { name: "Tls" },
+                systemProperties: { messageId: "01" + "ef".repeat(16), messageType: 1 },
+                body: Buffer.alloc(MIB, 3),
+              }],
+            },
+            new grpc.Metadata(),
+            { deadline: Date.now() + 10_000 },
+            (err, res) => err ? reject(err) : resolve(res as { status: { code: number } }),
+          )
+        );
+        assert.equal(sent.status.code, 20000);
+      } finally {
+        client.close();
+      }
     },
   });
 }
