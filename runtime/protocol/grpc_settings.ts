@@ -120,6 +120,76 @@ export const GRPC_H2_HEADER_BYTES_MAX = intSetting(
       "Lean transport: largest header block and decoded header list of a request (SETTINGS_MAX_HEADER_LIST_SIZE).",
   },
 );
+export const GRPC_H2_INBOUND_BYTES_MAX = intSetting(
+  "grpcH2InboundBytesMax",
+  "MQ_GRPC_H2_INBOUND_BYTES_MAX",
+  {
+    unit: "bytes",
+    default: 64 * MIB,
+    defaultText: "67108864 (64 MiB)",
+    min: 65_536,
+    doc:
+      "Lean transport: request bytes one connection's calls may hold before they are whole messages; the call that goes over is refused (RESOURCE_EXHAUSTED).",
+    why: "without it grpcH2StreamsMax streams each sending most of grpcRequestBytesMax is 8 GiB",
+  },
+);
+export const GRPC_H2_WRITE_BUFFER_BYTES = intSetting(
+  "grpcH2WriteBufferBytes",
+  "MQ_GRPC_H2_WRITE_BUFFER_BYTES",
+  {
+    unit: "bytes",
+    default: 1024 * 1024,
+    defaultText: "1048576 (1 MiB)",
+    min: 16_384,
+    doc:
+      "Lean transport: bytes waiting to be written to a connection above which its client is not read from until they drain (a client that does not read cannot pile up replies).",
+  },
+);
+export const GRPC_H2_IDLE_MS = intSetting("grpcH2IdleMs", "MQ_GRPC_H2_IDLE_MS", {
+  unit: "ms",
+  default: 120_000,
+  doc:
+    "Lean transport: a connection with no call open this long (or that never sends the HTTP/2 preface) gets GOAWAY and is closed; 0: never.",
+  rocketmq: "grpcClientIdleTimeMills",
+});
+export const GRPC_H2_KEEPALIVE_MS = intSetting("grpcH2KeepaliveMs", "MQ_GRPC_H2_KEEPALIVE_MS", {
+  unit: "ms",
+  default: 60_000,
+  doc:
+    "Lean transport: a connection that sent nothing this long is sent a PING (keepalive, to find clients that vanished); 0: never.",
+});
+export const GRPC_H2_KEEPALIVE_TIMEOUT_MS = intSetting(
+  "grpcH2KeepaliveTimeoutMs",
+  "MQ_GRPC_H2_KEEPALIVE_TIMEOUT_MS",
+  {
+    unit: "ms",
+    default: 20_000,
+    min: 1,
+    doc:
+      "Lean transport: a keepalive PING not answered within this ends the connection (gRPC's keepalive_timeout).",
+  },
+);
+export const GRPC_H2_PING_INTERVAL_MIN_MS = intSetting(
+  "grpcH2PingIntervalMinMs",
+  "MQ_GRPC_H2_PING_INTERVAL_MIN_MS",
+  {
+    unit: "ms",
+    default: 10_000,
+    doc:
+      "Lean transport: a client PING sooner than this after its last one, with no reply sent between, is a strike (too many pings).",
+    why: "RocketMQ's Java client pings every 300 s; grpc-js pings only when told to",
+  },
+);
+export const GRPC_H2_PING_STRIKES_MAX = intSetting(
+  "grpcH2PingStrikesMax",
+  "MQ_GRPC_H2_PING_STRIKES_MAX",
+  {
+    unit: "count",
+    default: 2,
+    doc:
+      "Lean transport: ping strikes after which a connection ends with GOAWAY ENHANCE_YOUR_CALM too_many_pings (gRPC's max_ping_strikes).",
+  },
+);
 
 export const GRPC_SETTINGS = [
   GRPC_ENABLED,
@@ -137,6 +207,13 @@ export const GRPC_SETTINGS = [
   GRPC_H2_WINDOW_BYTES,
   GRPC_H2_FRAME_BYTES_MAX,
   GRPC_H2_HEADER_BYTES_MAX,
+  GRPC_H2_INBOUND_BYTES_MAX,
+  GRPC_H2_WRITE_BUFFER_BYTES,
+  GRPC_H2_IDLE_MS,
+  GRPC_H2_KEEPALIVE_MS,
+  GRPC_H2_KEEPALIVE_TIMEOUT_MS,
+  GRPC_H2_PING_INTERVAL_MIN_MS,
+  GRPC_H2_PING_STRIKES_MAX,
 ] as const;
 
 export interface GrpcSettings {
@@ -155,6 +232,13 @@ export interface GrpcSettings {
   grpcH2WindowBytes: number;
   grpcH2FrameBytesMax: number;
   grpcH2HeaderBytesMax: number;
+  grpcH2InboundBytesMax: number;
+  grpcH2WriteBufferBytes: number;
+  grpcH2IdleMs: number;
+  grpcH2KeepaliveMs: number;
+  grpcH2KeepaliveTimeoutMs: number;
+  grpcH2PingIntervalMinMs: number;
+  grpcH2PingStrikesMax: number;
 }
 
 /** The gRPC settings from the environment, for split-mode functions (PORT 0 → grpcPort 0
@@ -177,5 +261,12 @@ export function grpcSettingsFromEnv(env: Record<string, string | undefined>): Gr
     grpcH2WindowBytes: fromEnv(GRPC_H2_WINDOW_BYTES, env),
     grpcH2FrameBytesMax: fromEnv(GRPC_H2_FRAME_BYTES_MAX, env),
     grpcH2HeaderBytesMax: fromEnv(GRPC_H2_HEADER_BYTES_MAX, env),
+    grpcH2InboundBytesMax: fromEnv(GRPC_H2_INBOUND_BYTES_MAX, env),
+    grpcH2WriteBufferBytes: fromEnv(GRPC_H2_WRITE_BUFFER_BYTES, env),
+    grpcH2IdleMs: fromEnv(GRPC_H2_IDLE_MS, env),
+    grpcH2KeepaliveMs: fromEnv(GRPC_H2_KEEPALIVE_MS, env),
+    grpcH2KeepaliveTimeoutMs: fromEnv(GRPC_H2_KEEPALIVE_TIMEOUT_MS, env),
+    grpcH2PingIntervalMinMs: fromEnv(GRPC_H2_PING_INTERVAL_MIN_MS, env),
+    grpcH2PingStrikesMax: fromEnv(GRPC_H2_PING_STRIKES_MAX, env),
   };
 }

@@ -3,8 +3,12 @@
 // "cancelled", "error", "close"), so one set of handlers serves both transports.
 import { Buffer } from "node:buffer";
 import { EventEmitter } from "node:events";
+import type { Inbound } from "./limits.ts";
 import type { H2Stream } from "./stream.ts";
 import { GrpcStatus } from "../status.ts";
+
+/** The longest delay setTimeout takes (larger ones fire at once). */
+const TIMER_MS_MAX = 0x7fffffff;
 
 /** grpc-timeout ("100m", "5S", …: gRPC over HTTP/2) in ms; Infinity when absent. */
 export function timeoutMs(value: string | undefined): number {
@@ -16,26 +20,85 @@ export function timeoutMs(value: string | undefined): number {
   return n * per;
 }
 
-/** Cuts incoming DATA into gRPC messages (5-byte prefix, uncompressed only). */
-export class MessageReader {
-  #buf: Buffer = Buffer.alloc(0);
-  constructor(private readonly maxBytes: number) {}
+/** Why a request's messages are refused: a gRPC status code and its message. */
+export interface Refusal {
+  code: number;
+  details: string;
+}
 
-  push(chunk: Buffer, out: Buffer[]): string | undefined {
-    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
-    while (this.#buf.length >= 5) {
-      if (this.#buf[0] !== 0) return "compressed messages are not accepted";
-      const n = this.#buf.readUInt32BE(1);
-      if (n > this.maxBytes) return `a message of ${n} bytes is over ${this.maxBytes}`;
-      if (this.#buf.length < 5 + n) break;
-      out.push(this.#buf.subarray(5, 5 + n));
-      this.#buf = this.#buf.subarray(5 + n);
+/** Cuts incoming DATA into gRPC messages (5-byte prefix, uncompressed only). A refusal is
+ * known from a message's prefix alone: an oversized one is not waited for. What a stream
+ * holds counts in its connection's `inbound` until settle() or release(): many streams
+ * each sending most of a large message cannot make the connection hold without bound. */
+export class MessageReader {
+  #parts: Buffer[] = [];
+  #length = 0;
+  /** Bytes it takes to go on: a prefix (5), or the message whose prefix came (5 + n). */
+  #need = 5;
+  #held = 0;
+  constructor(private readonly maxBytes: number, private readonly inbound: Inbound) {}
+
+  push(chunk: Buffer, out: Buffer[]): Refusal | undefined {
+    this.#hold(this.#held + chunk.length);
+    if (this.inbound.bytes > this.inbound.max) {
+      this.release();
+      return {
+        code: GrpcStatus.RESOURCE_EXHAUSTED,
+        details:
+          `requests on this connection hold over grpcH2InboundBytesMax (${this.inbound.max} bytes)`,
+      };
     }
+    // Chunks wait in #parts until the next prefix or message is complete, then are joined
+    // once: joining at every DATA frame copied a large message over and over (quadratic).
+    this.#parts.push(chunk);
+    this.#length += chunk.length;
+    if (this.#length < this.#need) return undefined;
+    let buf = this.#parts.length === 1 ? this.#parts[0] : Buffer.concat(this.#parts, this.#length);
+    this.#need = 5;
+    while (buf.length >= 5) {
+      if (buf[0] !== 0) {
+        // gRPC over HTTP/2: a compressed message without a grpc-encoding we offered.
+        return { code: GrpcStatus.INTERNAL, details: "compressed messages are not accepted" };
+      }
+      const n = buf.readUInt32BE(1);
+      if (n > this.maxBytes) {
+        return {
+          code: GrpcStatus.RESOURCE_EXHAUSTED,
+          details: `a message of ${n} bytes is over grpcRequestBytesMax (${this.maxBytes})`,
+        };
+      }
+      if (buf.length < 5 + n) {
+        this.#need = 5 + n;
+        break;
+      }
+      out.push(buf.subarray(5, 5 + n));
+      buf = buf.subarray(5 + n);
+    }
+    this.#parts = buf.length > 0 ? [buf] : [];
+    this.#length = buf.length;
     return undefined;
   }
 
+  /** The messages taken out are decoded: only the partial one is still held. */
+  settle() {
+    this.#hold(this.#length);
+  }
+
+  /** The stream is done with its request: nothing is held. */
+  release() {
+    this.#hold(0);
+    this.#parts = [];
+    this.#length = 0;
+    this.#need = 5;
+  }
+
+  #hold(n: number) {
+    this.inbound.bytes += n - this.#held;
+    this.#held = n;
+  }
+
   get partial(): boolean {
-    return this.#buf.length > 0;
+    return this.#length > 0;
   }
 }
 
@@ -63,11 +126,20 @@ export class H2Call extends EventEmitter {
     this.metadata = { get: (k) => (headers.has(k) ? [headers.get(k)!] : []) };
     const ms = timeoutMs(headers.get("grpc-timeout"));
     this.#deadline = nowMs + ms;
-    if (Number.isFinite(ms)) {
-      this.#timer = setTimeout(() => this.#deadlinePassed(), ms);
-      (this.#timer as { unref?: () => void }).unref?.();
-    }
+    if (Number.isFinite(ms)) this.#arm(ms);
     stream.onreset = () => this.#cancel();
+    stream.busy = true; // until the call ends or is cancelled (#close)
+  }
+
+  /** A timer for `ms`, in steps a timer can take: one longer than 2^31-1 ms (~24.8 days;
+   * grpc-timeout allows 99999999H) would fire at once. */
+  #arm(ms: number) {
+    const step = Math.min(ms, TIMER_MS_MAX);
+    this.#timer = setTimeout(() => {
+      if (ms > step) this.#arm(ms - step);
+      else this.#deadlinePassed();
+    }, step);
+    (this.#timer as { unref?: () => void }).unref?.();
   }
 
   getDeadline(): number {
@@ -133,6 +205,7 @@ export class H2Call extends EventEmitter {
   #close() {
     if (this.#closed) return;
     this.#closed = true;
+    this.stream.release();
     queueMicrotask(() => super.emit("close"));
   }
 }

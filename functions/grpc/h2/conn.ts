@@ -11,68 +11,75 @@ import {
   frame,
   FrameError,
   FrameReader,
+  goawayPayload,
   Setting,
   Type,
 } from "./frames.ts";
-import { HeaderDecoder } from "./hpack.ts";
+import { IdleClock } from "./idle.ts";
+import { Keepalive } from "./keepalive.ts";
+import { PingPolicy } from "./ping_policy.ts";
+import { type HeaderBlock, HeaderBlocks } from "./header_block.ts";
 import { H2Stream, type StreamOwner } from "./stream.ts";
 import { FrameWriter, type Socketish } from "./writer.ts";
-
-export interface H2Limits {
-  /** Streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
-  maxConcurrentStreams: number;
-  /** Our receive window per stream and the connection's (flow control). */
-  windowBytes: number;
-  /** Largest frame payload we accept (SETTINGS_MAX_FRAME_SIZE). */
-  maxFrameBytes: number;
-  /** Largest decoded header list (SETTINGS_MAX_HEADER_LIST_SIZE). */
-  headerListBytesMax: number;
-}
-
-const DEFAULT_WINDOW = 65_535;
-const DEFAULT_FRAME = 16_384;
-const WINDOW_MAX = 0x7fffffff;
+import {
+  DEFAULT_FRAME,
+  DEFAULT_WINDOW,
+  type H2Limits,
+  type Inbound,
+  serverSettings,
+  WINDOW_MAX,
+} from "./limits.ts";
 
 export class H2Connection implements StreamOwner {
   sendWindow = DEFAULT_WINDOW;
   peerFrameBytes = DEFAULT_FRAME;
+  readonly inbound: Inbound;
   #reader: FrameReader;
-  #decoder: HeaderDecoder;
+  #blocks: HeaderBlocks;
   #streams = new Map<number, H2Stream>();
   #lastStream = 0;
   #w: FrameWriter;
   #peerStreamWindow = DEFAULT_WINDOW;
   #recvUnacked = 0;
-  #headerBlock: { stream: number; flags: number; parts: Buffer[]; bytes: number } | undefined;
   #goingAway = false;
   #ended = false;
   #frames: Frame[] = [];
+  #settingsSeen = false;
+  /** Streams reset by the client whose handlers still run (they count as open). */
+  #resetBusy = 0;
+  #idle: IdleClock;
+  #alive: Keepalive;
+  #pings: PingPolicy;
 
   constructor(
     socket: Socketish,
     private readonly limits: H2Limits,
     private readonly onStream: (stream: H2Stream) => void,
   ) {
-    this.#w = new FrameWriter(socket);
+    this.#w = new FrameWriter(socket, limits.writeBufferBytes);
+    this.inbound = { bytes: 0, max: limits.inboundBytesMax };
     this.#reader = new FrameReader(limits.maxFrameBytes);
-    this.#decoder = new HeaderDecoder(4096, limits.headerListBytesMax);
-    const s = Buffer.alloc(30);
-    const put = (i: number, id: number, v: number) => {
-      s.writeUInt16BE(id, i * 6);
-      s.writeUInt32BE(v, i * 6 + 2);
-    };
-    put(0, Setting.MAX_CONCURRENT_STREAMS, limits.maxConcurrentStreams);
-    put(1, Setting.INITIAL_WINDOW_SIZE, limits.windowBytes);
-    put(2, Setting.MAX_FRAME_SIZE, limits.maxFrameBytes);
-    put(3, Setting.MAX_HEADER_LIST_SIZE, limits.headerListBytesMax);
-    put(4, Setting.ENABLE_PUSH, 0);
-    this.#send(frame(Type.SETTINGS, 0, 0, s));
+    this.#blocks = new HeaderBlocks(limits.headerListBytesMax);
+    this.#pings = new PingPolicy(limits.pingIntervalMinMs, limits.pingStrikesMax);
+    this.#send(frame(Type.SETTINGS, 0, 0, serverSettings(limits)));
     if (limits.windowBytes > DEFAULT_WINDOW) {
       this.#windowUpdate(0, limits.windowBytes - DEFAULT_WINDOW);
     }
+    this.#idle = new IdleClock(limits.idleMs, () => this.#streams.size > 0, () => {
+      this.goaway(ErrorCode.NO_ERROR, "idle");
+      this.terminate();
+    });
+    const ping = () => this.#send(frame(Type.PING, 0, 0, Buffer.from("kpalive!")));
+    this.#alive = new Keepalive(limits.keepaliveMs, limits.keepaliveTimeoutMs, ping, () => {
+      this.goaway(ErrorCode.NO_ERROR, "keepalive ping not answered");
+      this.terminate();
+    });
   }
 
-  /** Streams open now. */
+  #drop(id: number) {
+    if (this.#streams.delete(id) && this.#streams.size === 0) this.#idle.quiet();
+  }
+
   /** Streams we have not finished (a finished one may wait for the client's end). */
   get openStreams(): number {
     let n = 0;
@@ -83,6 +90,7 @@ export class H2Connection implements StreamOwner {
   /** Bytes from the socket. */
   receive(chunk: Buffer) {
     if (this.#ended) return;
+    this.#alive.heard();
     const frames = this.#frames;
     frames.length = 0;
     try {
@@ -97,6 +105,8 @@ export class H2Connection implements StreamOwner {
   /** The socket closed: every open stream is reset. */
   closed() {
     this.#ended = true;
+    this.#idle.stop();
+    this.#alive.stop();
     for (const s of this.#streams.values()) s.reset();
     this.#streams.clear();
   }
@@ -107,12 +117,7 @@ export class H2Connection implements StreamOwner {
   goaway(code: number = ErrorCode.NO_ERROR, debug = "") {
     if (!this.#goingAway) {
       this.#goingAway = true;
-      const text = Buffer.from(debug.slice(0, 200));
-      const p = Buffer.alloc(8 + text.length);
-      p.writeUInt32BE(this.#lastStream, 0);
-      p.writeUInt32BE(code, 4);
-      p.set(text, 8);
-      this.#send(frame(Type.GOAWAY, 0, 0, p));
+      this.#send(frame(Type.GOAWAY, 0, 0, goawayPayload(this.#lastStream, code, debug)));
     }
     if (code !== ErrorCode.NO_ERROR) this.terminate();
   }
@@ -120,50 +125,81 @@ export class H2Connection implements StreamOwner {
   /** Writes what is queued and ends the connection. */
   terminate() {
     if (this.#ended) return;
-    this.#w.end();
+    this.#w.end(this.limits.closeGraceMs);
     this.closed();
   }
 
   #frame(f: Frame) {
-    if (this.#headerBlock && f.type !== Type.CONTINUATION) {
+    if (!this.#settingsSeen) {
+      // §3.4: the client's preface ends with a SETTINGS frame.
+      if (f.type !== Type.SETTINGS || (f.flags & Flag.ACK)) {
+        throw new FrameError(ErrorCode.PROTOCOL_ERROR, "the preface must end with SETTINGS");
+      }
+      this.#settingsSeen = true;
+    }
+    if (this.#blocks.open && f.type !== Type.CONTINUATION) {
       throw new FrameError(ErrorCode.PROTOCOL_ERROR, "header block interrupted");
     }
     switch (f.type) {
       case Type.DATA:
         return this.#dataFrame(f);
-      case Type.HEADERS:
-        return this.#headersFrame(f);
-      case Type.CONTINUATION:
-        return this.#continuation(f);
+      case Type.HEADERS: {
+        if (f.stream === 0 || f.stream % 2 === 0) {
+          throw new FrameError(ErrorCode.PROTOCOL_ERROR, "HEADERS on a bad stream id");
+        }
+        const block = this.#blocks.headers(f);
+        return block && this.#headersDone(block);
+      }
+      case Type.CONTINUATION: {
+        const block = this.#blocks.continuation(f);
+        return block && this.#headersDone(block);
+      }
       case Type.SETTINGS:
         return this.#settings(f);
       case Type.PING:
         if (f.stream !== 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "PING on a stream");
         if (f.payload.length !== 8) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "PING");
-        if (!(f.flags & Flag.ACK)) this.#send(frame(Type.PING, Flag.ACK, 0, f.payload));
+        if (f.flags & Flag.ACK) return;
+        if (this.#pings.received(Date.now())) {
+          return this.goaway(ErrorCode.ENHANCE_YOUR_CALM, "too_many_pings");
+        }
+        this.#send(frame(Type.PING, Flag.ACK, 0, f.payload));
         return;
       case Type.WINDOW_UPDATE:
         return this.#windowFrame(f);
       case Type.RST_STREAM: {
         if (f.stream === 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "RST_STREAM on 0");
+        this.#idleStreamCheck(f, "RST_STREAM");
         if (f.payload.length !== 4) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "RST");
         const s = this.#streams.get(f.stream);
-        if (s) {
-          this.#streams.delete(s.id);
-          s.reset();
+        if (!s) return;
+        this.#drop(s.id);
+        this.#app(s, () => s.reset());
+        if (s.busy) {
+          // A call the client gave up while its handler still works (a unary call) keeps
+          // its place under maxConcurrentStreams until the handler is done: a client
+          // cannot start handlers without bound by resetting each stream it opens.
+          this.#resetBusy++;
+          s.onreleased = () => this.#resetBusy--;
         }
         return;
       }
       case Type.GOAWAY:
         // The client leaves: no new streams; its open calls may still finish, then it closes.
         if (f.stream !== 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "GOAWAY on a stream");
+        if (f.payload.length < 8) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "GOAWAY");
         this.#goingAway = true;
         return;
       case Type.PUSH_PROMISE:
         throw new FrameError(ErrorCode.PROTOCOL_ERROR, "clients cannot push");
-      case Type.PRIORITY:
+      case Type.PRIORITY: {
         if (f.stream === 0) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "PRIORITY on 0");
-        return;
+        if (f.payload.length === 5) return;
+        const s = this.#streams.get(f.stream); // §6.3: a stream error
+        return s
+          ? this.#resetStream(s, ErrorCode.FRAME_SIZE_ERROR)
+          : this.#rst(f.stream, ErrorCode.FRAME_SIZE_ERROR);
+      }
       default:
         return; // unknown types are ignored (§5.5)
     }
@@ -184,7 +220,12 @@ export class H2Connection implements StreamOwner {
         if (v > WINDOW_MAX) throw new FrameError(ErrorCode.FLOW_CONTROL_ERROR, "window");
         const delta = v - this.#peerStreamWindow;
         this.#peerStreamWindow = v;
-        for (const s of this.#streams.values()) s.sendWindow += delta;
+        for (const s of this.#streams.values()) {
+          s.sendWindow += delta;
+          if (s.sendWindow > WINDOW_MAX) {
+            throw new FrameError(ErrorCode.FLOW_CONTROL_ERROR, "a stream window overflows");
+          }
+        }
       } else if (id === Setting.MAX_FRAME_SIZE) {
         if (v < DEFAULT_FRAME || v > 0xffffff) {
           throw new FrameError(ErrorCode.PROTOCOL_ERROR, "MAX_FRAME_SIZE");
@@ -210,6 +251,7 @@ export class H2Connection implements StreamOwner {
       for (const s of this.#streams.values()) if (s.pendingBytes > 0) s.pump();
       return;
     }
+    this.#idleStreamCheck(f, "WINDOW_UPDATE");
     const s = this.#streams.get(f.stream);
     if (!s) return;
     if (inc === 0) return this.#resetStream(s, ErrorCode.PROTOCOL_ERROR);
@@ -218,51 +260,8 @@ export class H2Connection implements StreamOwner {
     s.pump();
   }
 
-  #headersFrame(f: Frame) {
-    if (f.stream === 0 || f.stream % 2 === 0) {
-      throw new FrameError(ErrorCode.PROTOCOL_ERROR, "HEADERS on a bad stream id");
-    }
-    let p = f.payload;
-    let pad = 0;
-    if (f.flags & Flag.PADDED) {
-      if (p.length < 1) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "padding");
-      pad = p[0];
-      p = p.subarray(1);
-    }
-    if (f.flags & Flag.PRIORITY) {
-      if (p.length < 5) throw new FrameError(ErrorCode.FRAME_SIZE_ERROR, "priority");
-      p = p.subarray(5);
-    }
-    if (pad > p.length) throw new FrameError(ErrorCode.PROTOCOL_ERROR, "padding");
-    p = p.subarray(0, p.length - pad);
-    this.#headerBlock = { stream: f.stream, flags: f.flags, parts: [p], bytes: p.length };
-    if (f.flags & Flag.END_HEADERS) this.#headersDone();
-  }
-
-  #continuation(f: Frame) {
-    const b = this.#headerBlock;
-    if (!b || b.stream !== f.stream) {
-      throw new FrameError(ErrorCode.PROTOCOL_ERROR, "CONTINUATION without HEADERS");
-    }
-    b.parts.push(f.payload);
-    b.bytes += f.payload.length;
-    if (b.bytes > this.limits.headerListBytesMax) {
-      throw new FrameError(ErrorCode.ENHANCE_YOUR_CALM, "header block too large");
-    }
-    if (f.flags & Flag.END_HEADERS) this.#headersDone();
-  }
-
-  #headersDone() {
-    const b = this.#headerBlock!;
-    this.#headerBlock = undefined;
-    const block = b.parts.length === 1 ? b.parts[0] : Buffer.concat(b.parts);
-    let headers: Map<string, string>;
-    try {
-      headers = this.#decoder.decode(block);
-    } catch (err) {
-      // The decoder's table may be out of step with the client's: the connection ends.
-      throw new FrameError(ErrorCode.COMPRESSION_ERROR, String((err as Error).message));
-    }
+  #headersDone(b: HeaderBlock) {
+    const headers = b.headers;
     const end = (b.flags & Flag.END_STREAM) !== 0;
     const known = this.#streams.get(b.stream);
     if (known) {
@@ -270,22 +269,23 @@ export class H2Connection implements StreamOwner {
       if (!end || known.remoteEnded) return this.#resetStream(known, ErrorCode.PROTOCOL_ERROR);
       known.remoteEnded = true;
       if (known.done) this.#forget(known);
-      else known.onend?.();
+      else this.#app(known, () => known.onend?.());
       return;
     }
     if (b.stream <= this.#lastStream) {
       throw new FrameError(ErrorCode.STREAM_CLOSED, "HEADERS on a closed stream");
     }
     this.#lastStream = b.stream;
-    if (this.#goingAway || this.#streams.size >= this.limits.maxConcurrentStreams) {
+    const open = this.#streams.size + this.#resetBusy;
+    if (this.#goingAway || open >= this.limits.maxConcurrentStreams) {
       return this.#rst(b.stream, ErrorCode.REFUSED_STREAM);
     }
     const s = new H2Stream(b.stream, headers, this.#peerStreamWindow, this);
     this.#streams.set(s.id, s);
-    this.onStream(s);
+    this.#app(s, () => this.onStream(s));
     if (end && !s.done) {
       s.remoteEnded = true;
-      s.onend?.();
+      this.#app(s, () => s.onend?.());
     }
   }
 
@@ -328,34 +328,55 @@ export class H2Connection implements StreamOwner {
       this.#windowUpdate(s.id, s.recvUnacked);
       s.recvUnacked = 0;
     }
-    if (p.length > 0) s.ondata?.(p);
-    if (end) {
+    if (p.length > 0) this.#app(s, () => s.ondata?.(p));
+    if (end && !s.done) {
       s.remoteEnded = true;
-      s.onend?.();
+      this.#app(s, () => s.onend?.());
     }
   }
 
   // StreamOwner: what streams send.
   headers(stream: number, block: Uint8Array, end: boolean) {
+    this.#pings.sent();
     this.#w.headers(stream, block, end);
   }
 
   data(stream: number, pieces: Uint8Array[], length: number) {
+    this.#pings.sent();
     this.#w.data(stream, pieces, length);
   }
 
   finished(s: H2Stream) {
-    // A client still sending (a bidi stream) gets its trailers and closes its side or
-    // resets the stream; until then what it sends is dropped.
-    if (s.remoteEnded) this.#forget(s);
+    // A client still sending (a refused request, a bidi stream ended by us) is told to stop
+    // with RST_STREAM NO_ERROR after the trailers (RFC 9113 §8.1); what it sent meanwhile
+    // is dropped (counted against the connection window).
+    if (!s.remoteEnded) this.#rst(s.id, ErrorCode.NO_ERROR);
+    this.#forget(s);
+  }
+
+  /** Runs the application's code for a stream: what it throws resets that stream
+   * (INTERNAL_ERROR) rather than ending the connection and every call on it. */
+  #app(s: H2Stream, run: () => void) {
+    try {
+      run();
+    } catch {
+      if (this.#streams.get(s.id) === s) this.#resetStream(s, ErrorCode.INTERNAL_ERROR);
+    }
+  }
+
+  /** RST_STREAM or WINDOW_UPDATE on a stream never opened: a connection error (§5.1). */
+  #idleStreamCheck(f: Frame, what: string) {
+    if (f.stream > this.#lastStream) {
+      throw new FrameError(ErrorCode.PROTOCOL_ERROR, `${what} on an idle stream`);
+    }
   }
 
   #forget(s: H2Stream) {
-    this.#streams.delete(s.id);
+    this.#drop(s.id);
   }
 
   #resetStream(s: H2Stream, code: number) {
-    this.#streams.delete(s.id);
+    this.#drop(s.id);
     s.reset();
     this.#rst(s.id, code);
   }

@@ -65,6 +65,26 @@ export function frame(type: number, flags: number, stream: number, payload?: Uin
   return out;
 }
 
+/** A GOAWAY frame's payload: the last stream we take, the code, a short debug text. */
+export function goawayPayload(lastStream: number, code: number, debug: string): Buffer {
+  const text = Buffer.from(debug.slice(0, 200));
+  const p = Buffer.alloc(8 + text.length);
+  p.writeUInt32BE(lastStream, 0);
+  p.writeUInt32BE(code, 4);
+  p.set(text, 8);
+  return p;
+}
+
+/** A SETTINGS frame's payload: 6 bytes per (identifier, value). */
+export function settingsPayload(pairs: [number, number][]): Buffer {
+  const out = Buffer.alloc(6 * pairs.length);
+  pairs.forEach(([id, v], i) => {
+    out.writeUInt16BE(id, i * 6);
+    out.writeUInt32BE(v, i * 6 + 2);
+  });
+  return out;
+}
+
 export function writeHeader(
   out: Uint8Array,
   at: number,

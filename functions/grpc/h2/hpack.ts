@@ -12,7 +12,7 @@ interface Decompressor {
 
 const require = createRequire(import.meta.url);
 const hpack = require("hpack.js") as {
-  decompressor: { create(o: { table: { size: number } }): Decompressor };
+  decompressor: { create(o: { table: { maxSize: number } }): Decompressor };
 };
 
 /** One connection's request-header decoder (its dynamic table lives across blocks). */
@@ -22,7 +22,10 @@ export class HeaderDecoder {
   #bytes = 0;
 
   constructor(tableBytes: number, private readonly listBytesMax: number) {
-    this.#d = hpack.decompressor.create({ table: { size: tableBytes } });
+    // `maxSize` (hpack.js's name): the table evicts beyond it, and a client's dynamic table
+    // size update (RFC 7541 §6.3) may go up to it. Without it nothing is ever evicted (the
+    // table grew by every request's x-mq-request-id) and any size update was refused.
+    this.#d = hpack.decompressor.create({ table: { maxSize: tableBytes } });
     // hpack.js is a stream; its decoder's output is taken here, header by header.
     this.#d.push = (h) => {
       this.#bytes += h.name.length + h.value.length + 32;

@@ -13,8 +13,9 @@ import { H2Connection } from "./conn.ts";
 import type { H2Stream } from "./stream.ts";
 import { GrpcStatus } from "../status.ts";
 
-/** After the last call of a connection is answered at shutdown, how long its client gets to
- * close it (they do at once after GOAWAY) before it is ended. */
+/** After the last call of a connection is answered at shutdown, or after the connection is
+ * ended (idle, a protocol error), how long its client gets to close it (they do at once after
+ * GOAWAY) before it is cut off. */
 const CLOSE_GRACE_MS = 250;
 
 type Def = grpc.MethodDefinition<unknown, unknown>;
@@ -39,15 +40,16 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
     }
     const { def, impl } = m;
     const decode = (bytes: Buffer): unknown => def.requestDeserialize(bytes);
-    const reader = new MessageReader(s.grpcRequestBytesMax);
+    const reader = new MessageReader(s.grpcRequestBytesMax, stream.inbound);
     const messages: Buffer[] = [];
     if (def.requestStream) {
       // Bidi (Telemetry): the handler first, then each message as it arrives.
       const call = new H2Call(stream, def.responseSerialize as never, options.nowMs());
+      call.on("close", () => reader.release());
       impl(call);
       stream.ondata = (chunk) => {
         const bad = reader.push(chunk, messages);
-        if (bad) return call.fail(GrpcStatus.INTERNAL, bad);
+        if (bad) return call.fail(bad.code, bad.details);
         for (const msg of messages.splice(0)) {
           try {
             call.emit("data", decode(msg));
@@ -58,16 +60,26 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
             );
           }
         }
+        reader.settle();
       };
       stream.onend = () => call.emit("end");
       return;
     }
-    let refused = "";
+    let refused = false;
+    stream.onreset = () => reader.release();
     stream.ondata = (chunk) => {
-      if (!refused) refused = reader.push(chunk, messages) ?? "";
+      if (refused) return;
+      // Refused at once (the rest of an oversized message is not waited for); the
+      // connection then resets the stream with NO_ERROR so the client stops sending.
+      const bad = reader.push(chunk, messages);
+      if (bad) {
+        refused = true;
+        stream.finish(bad.code, bad.details);
+      }
     };
     stream.onend = () => {
-      if (refused) return stream.finish(GrpcStatus.RESOURCE_EXHAUSTED, refused);
+      reader.release(); // the messages are decoded below or refused
+      if (refused) return;
       if (messages.length !== 1 || reader.partial) {
         return stream.finish(GrpcStatus.INTERNAL, "Expected exactly one request message");
       }
@@ -91,7 +103,9 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         request,
         metadata: { get: (k: string) => (headers.has(k) ? [headers.get(k)!] : []) },
       };
+      stream.busy = true;
       impl(call, (err: grpc.ServiceError | null, res: unknown) => {
+        stream.release();
         if (err) {
           return stream.finish(err.code ?? GrpcStatus.UNKNOWN, err.details ?? err.message ?? "");
         }
@@ -118,6 +132,14 @@ export async function startLeanService(options: GrpcServerOptions): Promise<Grpc
         windowBytes: s.grpcH2WindowBytes,
         maxFrameBytes: s.grpcH2FrameBytesMax,
         headerListBytesMax: s.grpcH2HeaderBytesMax,
+        inboundBytesMax: s.grpcH2InboundBytesMax,
+        writeBufferBytes: s.grpcH2WriteBufferBytes,
+        idleMs: s.grpcH2IdleMs,
+        keepaliveMs: s.grpcH2KeepaliveMs,
+        keepaliveTimeoutMs: s.grpcH2KeepaliveTimeoutMs,
+        closeGraceMs: CLOSE_GRACE_MS,
+        pingIntervalMinMs: s.grpcH2PingIntervalMinMs,
+        pingStrikesMax: s.grpcH2PingStrikesMax,
       }, onStream);
       connections.add(conn);
       socket.on("data", (chunk: Buffer) => conn.receive(chunk));

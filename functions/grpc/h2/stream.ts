@@ -3,6 +3,7 @@
 // within the flow-control windows, then trailers). conn.ts owns the connection's windows
 // and writes; a stream queues what the windows do not yet allow.
 import { Buffer } from "node:buffer";
+import type { Inbound } from "./limits.ts";
 import { RESPONSE_HEADERS, statusBlock, TRAILERS_OK } from "./hpack.ts";
 
 /** What a stream needs from its connection. */
@@ -10,6 +11,8 @@ export interface StreamOwner {
   /** Our send window on the connection, and the peer's largest frame. */
   sendWindow: number;
   readonly peerFrameBytes: number;
+  /** Request bytes the connection's streams hold (call.ts MessageReader). */
+  readonly inbound: Inbound;
   headers(stream: number, block: Uint8Array, end: boolean): void;
   /** One DATA frame of `length` bytes made of `pieces`. */
   data(stream: number, pieces: Uint8Array[], length: number): void;
@@ -29,6 +32,10 @@ export class H2Stream {
   onend?: () => void;
   /** The client reset the stream, or the connection went. */
   onreset?: () => void;
+  /** Its handler is at work (release() when done): a stream the client resets meanwhile
+   * still counts against the connection's stream limit (conn.ts). */
+  busy = false;
+  onreleased?: () => void;
   #headersSent = false;
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
@@ -42,6 +49,11 @@ export class H2Stream {
     private readonly owner: StreamOwner,
   ) {
     this.sendWindow = window;
+  }
+
+  /** The connection's held request bytes (its streams share one bound). */
+  get inbound(): Inbound {
+    return this.owner.inbound;
   }
 
   /** Bytes queued behind the flow-control windows. */
@@ -122,6 +134,15 @@ export class H2Stream {
     if (this.#headersSent) return;
     this.#headersSent = true;
     this.owner.headers(this.id, RESPONSE_HEADERS, false);
+  }
+
+  /** The handler is done with it. */
+  release() {
+    if (!this.busy) return;
+    this.busy = false;
+    const released = this.onreleased;
+    this.onreleased = undefined;
+    released?.();
   }
 
   /** The peer reset it or the connection closed: drop what is queued. */

@@ -1,19 +1,34 @@
 // What a lean HTTP/2 connection sends: frames gathered during a turn of the event loop and
-// written to the socket in one write (many streams' replies per syscall).
+// written to the socket in one write (many streams' replies per syscall). A client that does
+// not read what it is sent is not read from either: past `bufferBytes` waiting in the socket,
+// reading stops until the socket drains (PINGs, SETTINGS or requests answered into a socket
+// nobody reads would otherwise pile up in memory without end).
 import { Buffer } from "node:buffer";
 import { Flag, frame, HEADER_BYTES, Type, writeHeader } from "./frames.ts";
 
 export interface Socketish {
   write(b: Uint8Array): unknown;
   end(): unknown;
+  destroy?(): unknown;
+  /** Bytes written and not yet taken by the kernel (node:net). */
+  readonly writableLength?: number;
+  pause?(): unknown;
+  resume?(): unknown;
+  once?(event: "drain" | "close", listener: () => void): unknown;
 }
 
 export class FrameWriter {
   #out: Uint8Array[] = [];
   #queued = false;
   #ended = false;
+  #paused = false;
 
-  constructor(private readonly socket: Socketish) {}
+  constructor(private readonly socket: Socketish, private readonly bufferBytes: number) {}
+
+  /** Whether reading is stopped until the socket drains. */
+  get paused(): boolean {
+    return this.#paused;
+  }
 
   send(bytes: Uint8Array) {
     if (this.#ended) return;
@@ -57,14 +72,28 @@ export class FrameWriter {
     if (this.#out.length === 0 || this.#ended) return;
     const out = this.#out.length === 1 ? this.#out[0] : Buffer.concat(this.#out);
     this.#out = [];
-    this.socket.write(out);
+    const sock = this.socket;
+    if (sock.write(out) !== false || this.#paused) return;
+    if ((sock.writableLength ?? 0) <= this.bufferBytes || !sock.pause || !sock.once) return;
+    this.#paused = true;
+    sock.pause();
+    sock.once("drain", () => {
+      this.#paused = false;
+      if (!this.#ended) sock.resume?.();
+    });
   }
 
-  /** Writes what is queued and ends the socket; later sends are dropped. */
-  end() {
+  /** Writes what is queued and ends the socket; later sends are dropped. A client that
+   * does not close its side within `graceMs` is cut off (its socket would stay open). */
+  end(graceMs: number) {
     if (this.#ended) return;
     this.flush();
     this.#ended = true;
-    this.socket.end();
+    const sock = this.socket;
+    sock.end();
+    if (!sock.destroy) return;
+    const t = setTimeout(() => sock.destroy?.(), graceMs);
+    (t as { unref?: () => void }).unref?.();
+    sock.once?.("close", () => clearTimeout(t));
   }
 }
