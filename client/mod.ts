@@ -5,6 +5,7 @@
 // shape, so the functions use it in split mode too. docs/sdk.md has the guide.
 import { type CallOptions, signalOf, Transport, type TransportOptions } from "./http.ts";
 import { jsonBody, utf8 } from "./body.ts";
+import { batchBody } from "./batch_frame.ts";
 import {
   type MessageHandler,
   subscribe,
@@ -63,7 +64,10 @@ export {
   type Subscription,
 } from "./consumer.ts";
 
-export type ClientOptions = TransportOptions;
+export type ClientOptions = TransportOptions & {
+  /** produceBatch sends the binary frame (batch_frame.ts), not base64 in JSON. */
+  binaryBatches?: boolean;
+};
 
 /** What produce accepts: text or bytes, and the optional message attributes. */
 export type Produce = Omit<ProduceMessage, "body"> & { body: string | Uint8Array };
@@ -72,9 +76,11 @@ export type Produce = Omit<ProduceMessage, "body"> & { body: string | Uint8Array
  * connection state of its own, so it is cheap to make per request on the edge. */
 export class MqClient {
   readonly #http: Transport;
+  readonly #binaryBatches: boolean;
 
   constructor(options: ClientOptions) {
     this.#http = new Transport(options);
+    this.#binaryBatches = options.binaryBatches ?? false;
   }
 
   /** Sends one message. With an idempotencyKey a repeat (e.g. after a timeout) stores
@@ -105,22 +111,15 @@ export class MqClient {
   }
 
   /** Sends up to batchItemsMax messages in one request; each item succeeds or fails alone. */
-  async produceBatch(
-    topic: string,
-    messages: Produce[],
-    options: CallOptions = {},
-  ): Promise<BatchItemResult[]> {
-    const res = await this.#http.request<{ results: BatchItemResult[] }>(
-      "POST",
-      `/v1/topics/${enc_(topic)}/messages/batch`,
-      {
-        json: { messages: messages.map(jsonBody) },
-        okStatuses: [200, 400],
-        signal: options.signal,
-        timeoutMs: options.timeoutMs,
-        repeatable: messages.every((m) => m.idempotencyKey !== undefined),
-      },
-    );
+  async produceBatch(topic: string, messages: Produce[], options: CallOptions = {}) {
+    const path = `/v1/topics/${enc_(topic)}/messages/batch`;
+    const res = await this.#http.request<{ results: BatchItemResult[] }>("POST", path, {
+      ...batchBody(messages, this.#binaryBatches),
+      okStatuses: [200, 400],
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      repeatable: messages.every((m) => m.idempotencyKey !== undefined),
+    });
     return res.results;
   }
 

@@ -111,6 +111,19 @@ export const CLUSTER_PRODUCE_COALESCE_BYTES_MAX = intSetting(
   },
 );
 
+export const CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX = intSetting(
+  "clusterProduceCoalesceInFlightMax",
+  "MQ_CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX",
+  {
+    unit: "count",
+    default: 1,
+    min: 0,
+    max: 1000,
+    doc:
+      "Produce calls in flight per broker group and topic before coalescing lingers: while that many are out, new single produces wait in the open batch (up to the item and byte caps, where it goes at once) until one comes back, so batches grow under load and an idle router adds no wait. 0: every turn's batch goes at once.",
+  },
+);
+
 export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_SEND_RETRY_TIMES,
   CLUSTER_SEND_LATENCY_FAULT_ENABLE,
@@ -121,6 +134,7 @@ export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_PRODUCE_COALESCE_ENABLE,
   CLUSTER_PRODUCE_COALESCE_ITEMS_MAX,
   CLUSTER_PRODUCE_COALESCE_BYTES_MAX,
+  CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX,
 ] as const;
 
 /** The router's settings from the environment (the functions' entry files read them so:
@@ -136,5 +150,6 @@ export function clusterRouterSettingsFromEnv(env: Record<string, string | undefi
     clusterProduceCoalesceEnable: fromEnv(CLUSTER_PRODUCE_COALESCE_ENABLE, env),
     clusterProduceCoalesceItemsMax: fromEnv(CLUSTER_PRODUCE_COALESCE_ITEMS_MAX, env),
     clusterProduceCoalesceBytesMax: fromEnv(CLUSTER_PRODUCE_COALESCE_BYTES_MAX, env),
+    clusterProduceCoalesceInFlightMax: fromEnv(CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX, env),
   };
 }
