@@ -65,8 +65,15 @@ try {
   await autocannonPost(path, body, 32, 1);
   const rate = (await autocannonPost(path, body, 32, seconds)).rate;
   rmSync(body);
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  const read = (name: string) =>
+    Number(metrics.split("\n").find((l) => l.startsWith(name + " "))?.split(" ")[1] ?? 0);
+  const batches = read("mq_cluster_produce_coalesced_batches_total");
+  const perBatch = batches > 0
+    ? Math.round(read("mq_cluster_produce_coalesced_messages_total") / batches * 10) / 10
+    : 0;
   say(`${runtime}: ${rate.toFixed(0)} produces/s through the functions; profile in ${out}`);
-  console.log(JSON.stringify({ runtime, rate: Math.round(rate), seconds, out }));
+  console.log(JSON.stringify({ runtime, rate: Math.round(rate), seconds, perBatch, out }));
 } finally {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((r) => child.once("exit", r));
