@@ -88,6 +88,7 @@ Deno.test("batch route: a malformed frame is a 400 problem and nothing reaches t
       [Uint8Array.from([...good, 0]), BATCH_FRAME_TYPE],
       [new TextEncoder().encode(`{"messages":[{"body":"a"}]}`), BATCH_FRAME_TYPE],
       [good, "application/json"],
+      [good, `${BATCH_FRAME_TYPE}x`],
     ] as const
   ) {
     const res = await post(frame, type);
@@ -96,6 +97,8 @@ Deno.test("batch route: a malformed frame is a 400 problem and nothing reaches t
     const p = await res.json();
     assert.ok(["INVALID_PARAMETER", "INVALID_JSON"].includes(p.code), p.code);
   }
+  assert.equal((await post(good, `${BATCH_FRAME_TYPE}; v=1`)).status, 200, "parameters allowed");
+  stored.length = 0;
   const many = encodeBatchFrame(Array.from({ length: 11 }, () => ({ body: "a" })));
   assert.equal((await (await post(many)).json()).code, "TOO_MANY_ITEMS");
   assert.equal(stored.length, 0);

@@ -4,8 +4,9 @@
 //     [--coalesce true|false]
 // One group on etcd (tools/cluster/local_cluster.ts); the functions process is started here
 // with --cpu-prof, stopped with SIGTERM (the profile is written on exit), and the rate is
-// printed: group the .cpuprofile by category with bench/http/profile_table.mjs
-// (`node profile_table.mjs DIR/*.cpuprofile <rate> <seconds>`). Figures: bench/README.md.
+// printed with the messages per coalesced batch: group the .cpuprofile per message with
+// bench/cluster/hop_profile_table.mjs (`node hop_profile_table.mjs DIR/*.cpuprofile <rate>`).
+// Figures: bench/README.md.
 import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";

@@ -169,7 +169,8 @@ export function produceRoutes(
     }
     const body = await readBody(c.req.raw, limits.batchBodyBytesMax, deadlines);
     // A binary frame (runtime/protocol/batch_frame.ts: the functions' link sends it), or JSON.
-    const frame = c.req.header("content-type")?.startsWith(BATCH_FRAME_TYPE) === true;
+    const type = c.req.header("content-type");
+    const frame = type === BATCH_FRAME_TYPE || type?.startsWith(`${BATCH_FRAME_TYPE};`) === true;
     const items = frame ? decodeBatchFrame(body, limits.batchItemsMax) : jsonItems(body);
     if (items.length === 0 || items.length > limits.batchItemsMax) {
       throw new BrokerError(

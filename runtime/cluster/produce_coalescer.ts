@@ -9,7 +9,11 @@
 // the single produce stores, or an idempotent repeat would not match). A failure of the whole batch
 // rejects every item with that same error, so the router's rules (fault.ts
 // isSendElsewhere) hold per item as for a single produce; a batch the broker refuses as a
-// request (400 / 413: nothing stored) is sent again one message at a time.
+// request (400 / 413: nothing stored) is sent again one message at a time. While
+// clusterProduceCoalesceInFlightMax calls of a group and topic (a lane) are out, its next
+// batch lingers: it keeps growing until a call comes back or a cap is reached, so batches
+// grow under load while an idle lane still sends at the end of the turn (round 3 in
+// bench/README.md).
 import { setImmediate } from "node:timers";
 import { BrokerError, type ProblemJson } from "../protocol/errors.ts";
 import type { BatchItemResult, ProduceMessage, ProduceResult } from "../protocol/types.ts";

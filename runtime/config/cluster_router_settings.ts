@@ -107,7 +107,7 @@ export const CLUSTER_PRODUCE_COALESCE_BYTES_MAX = intSetting(
     default: 256 * 1024,
     min: 0,
     doc:
-      "Most body bytes coalesced into one batch call; a message with a larger body always goes alone (the batch carries bodies as base64 JSON, so keep 4/3 of it well below the brokers' batchBodyBytesMax).",
+      "Most body bytes coalesced into one batch call; a message with a larger body always goes alone (keep it well below the brokers' batchBodyBytesMax; with brokerLinkBinaryBatches off the batch carries bodies as base64 JSON, 4/3 of their size).",
   },
 );
 
