@@ -64,10 +64,8 @@ export {
   type Subscription,
 } from "./consumer.ts";
 
-export type ClientOptions = TransportOptions & {
-  /** produceBatch sends the binary frame (batch_frame.ts), not base64 in JSON. */
-  binaryBatches?: boolean;
-};
+/** binaryBatches: produceBatch sends the binary frame (batch_frame.ts), not base64 JSON. */
+export type ClientOptions = TransportOptions & { binaryBatches?: boolean };
 
 /** What produce accepts: text or bytes, and the optional message attributes. */
 export type Produce = Omit<ProduceMessage, "body"> & { body: string | Uint8Array };
@@ -111,16 +109,19 @@ export class MqClient {
   }
 
   /** Sends up to batchItemsMax messages in one request; each item succeeds or fails alone. */
-  async produceBatch(topic: string, messages: Produce[], options: CallOptions = {}) {
+  async produceBatch(
+    topic: string,
+    messages: Produce[],
+    options: CallOptions = {},
+  ): Promise<BatchItemResult[]> {
     const path = `/v1/topics/${enc_(topic)}/messages/batch`;
-    const res = await this.#http.request<{ results: BatchItemResult[] }>("POST", path, {
+    return (await this.#http.request<{ results: BatchItemResult[] }>("POST", path, {
       ...batchBody(messages, this.#binaryBatches),
       okStatuses: [200, 400],
       signal: options.signal,
       timeoutMs: options.timeoutMs,
       repeatable: messages.every((m) => m.idempotencyKey !== undefined),
-    });
-    return res.results;
+    })).results;
   }
 
   /** Runs `handler` for each message of `topic` received by `group` (POP): acked when it
