@@ -5,6 +5,7 @@
 // shape, so the functions use it in split mode too. docs/sdk.md has the guide.
 import { type CallOptions, signalOf, Transport, type TransportOptions } from "./http.ts";
 import { jsonBody, utf8 } from "./body.ts";
+import { batchBody } from "./batch_frame.ts";
 import {
   type MessageHandler,
   subscribe,
@@ -63,7 +64,8 @@ export {
   type Subscription,
 } from "./consumer.ts";
 
-export type ClientOptions = TransportOptions;
+/** binaryBatches: produceBatch sends the binary frame (batch_frame.ts), not base64 JSON. */
+export type ClientOptions = TransportOptions & { binaryBatches?: boolean };
 
 /** What produce accepts: text or bytes, and the optional message attributes. */
 export type Produce = Omit<ProduceMessage, "body"> & { body: string | Uint8Array };
@@ -72,9 +74,11 @@ export type Produce = Omit<ProduceMessage, "body"> & { body: string | Uint8Array
  * connection state of its own, so it is cheap to make per request on the edge. */
 export class MqClient {
   readonly #http: Transport;
+  readonly #binaryBatches: boolean;
 
   constructor(options: ClientOptions) {
     this.#http = new Transport(options);
+    this.#binaryBatches = options.binaryBatches ?? false;
   }
 
   /** Sends one message. With an idempotencyKey a repeat (e.g. after a timeout) stores
@@ -110,18 +114,14 @@ export class MqClient {
     messages: Produce[],
     options: CallOptions = {},
   ): Promise<BatchItemResult[]> {
-    const res = await this.#http.request<{ results: BatchItemResult[] }>(
-      "POST",
-      `/v1/topics/${enc_(topic)}/messages/batch`,
-      {
-        json: { messages: messages.map(jsonBody) },
-        okStatuses: [200, 400],
-        signal: options.signal,
-        timeoutMs: options.timeoutMs,
-        repeatable: messages.every((m) => m.idempotencyKey !== undefined),
-      },
-    );
-    return res.results;
+    const path = `/v1/topics/${enc_(topic)}/messages/batch`;
+    return (await this.#http.request<{ results: BatchItemResult[] }>("POST", path, {
+      ...batchBody(messages, this.#binaryBatches),
+      okStatuses: [200, 400],
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      repeatable: messages.every((m) => m.idempotencyKey !== undefined),
+    })).results;
   }
 
   /** Runs `handler` for each message of `topic` received by `group` (POP): acked when it

@@ -43,6 +43,8 @@ export interface BrokerLinkOptions {
   /** The fetch every call goes through: the platform's fetchTrusting(ca) when
    * MQ_BROKER_CA_FILE is set; the global fetch by default. */
   fetch?: typeof fetch;
+  /** brokerLinkBinaryBatches: batches go as binary frames (default JSON). */
+  binaryBatches?: boolean;
 }
 
 /** `connect` for the route source and `qstash` for createApp,
@@ -51,8 +53,9 @@ export function brokerLink(token: string | undefined, link: BrokerLinkOptions = 
   const fetch = explainTls(link.fetch ?? ((input, init) => globalThis.fetch(input, init)));
   return remoteQstash((baseUrl) => {
     const options = { baseUrl, token, retries: 0, mapError: asBrokerError, fetch };
+    const binaryBatches = link.binaryBatches ?? false;
     return withTransactions(
-      withOps(new MqClient(options), new AdminHttp(baseUrl, token, fetch)),
+      withOps(new MqClient({ ...options, binaryBatches }), new AdminHttp(baseUrl, token, fetch)),
       new TransactionClient(options),
     );
   }, { token, fetch });

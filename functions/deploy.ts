@@ -48,6 +48,7 @@ const {
   requestBodyBytesBackstop,
   corsOrigins,
   brokerCaFile,
+  brokerLinkBinaryBatches,
   cluster,
 } = functionsSettingsFromEnv(process.env);
 const brokerCa = readBrokerCa(brokerCaFile);
@@ -56,7 +57,10 @@ const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
 // The SDK client with the operations, transaction and QStash calls (so /v2 is served here too).
 const brokers = brokerLink(
   env("MQ_BROKER_TOKEN") || undefined,
-  brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {},
+  {
+    ...(brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {}),
+    binaryBatches: brokerLinkBinaryBatches,
+  },
 );
 // The cluster router (docs/cluster.md): each call goes to the broker group that owns its
 // queue; the QStash calls keep every group signing with the same keys. One group behaves as

@@ -56,7 +56,10 @@ const brokerToken = env("MQ_BROKER_TOKEN", "") || undefined;
 // Brokers serving TLS with a private CA: trusted through MQ_BROKER_CA_FILE (docs/operations.md).
 const brokers = brokerLink(
   brokerToken,
-  brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {},
+  {
+    ...(brokerCa ? { fetch: platform.fetchTrusting(brokerCa) } : {}),
+    binaryBatches: settings.brokerLinkBinaryBatches,
+  },
 );
 // The cluster router: one group or many, each call goes to the group that owns its queue;
 // the QStash calls keep every group signing with the same keys (ClusterQstash).

@@ -211,6 +211,19 @@ export function messageFromItem(item: unknown, limits: InputLimits): ProduceMess
   } else {
     body = new TextEncoder().encode(v.body);
   }
+  return messageFromFields(v, body, limits);
+}
+
+/** The fields of a batch item whose types and number ranges are checked (by the item's
+ * schema, or frame_input.ts for a binary frame). */
+export type ItemFields = Omit<z.infer<typeof batchItem>, "body" | "bodyEncoding">;
+
+/** A batch item's message: the value checks every item passes, JSON or binary. */
+export function messageFromFields(
+  v: ItemFields,
+  body: Uint8Array,
+  limits: InputLimits,
+): ProduceMessage {
   const m: ProduceMessage = { body };
   if (v.tag !== undefined) m.tag = checkTag(v.tag);
   if (v.keys !== undefined) m.keys = checkKeys(v.keys);

@@ -3,6 +3,7 @@
 //   deno run -A bench/cluster/cluster_bench.ts [--json] [--runtime deno|bun]
 //     [--coordination etcd|kv-host] [--seconds 5] [--rounds 3] [--messages 1000000]
 //     [--rate 200] [--only hop|cluster] [--coalesce true|false]
+//     [--in-flight N]
 // It starts local clusters (tools/cluster/local_cluster.ts: real processes, free ports)
 // with children on --runtime (default: the runtime it runs on) and prints one JSON line:
 //   functions_hop_ratio    single 1 KiB produces/s through a functions process ÷ straight
@@ -71,11 +72,15 @@ const BROKER_ENV = {
   MQ_ROUTE_HEARTBEAT_MS: "1000",
 };
 // --coalesce false: the functions send every single produce alone (the A/B of
-// clusterProduceCoalesceEnable, docs/cluster.md).
+// clusterProduceCoalesceEnable, docs/cluster.md); --in-flight N: calls in flight per group
+// and topic before a batch lingers (clusterProduceCoalesceInFlightMax; 0: never).
 const FUNCTIONS_ENV = {
   MQ_GRPC: "false",
   MQ_LOG_LEVEL: "error",
   MQ_CLUSTER_PRODUCE_COALESCE: flags.string("coalesce", "true"),
+  ...(flags.has("in-flight")
+    ? { MQ_CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX: flags.string("in-flight", "1") }
+    : {}),
 };
 
 /** A counter's value from a functions process's /metrics text. */

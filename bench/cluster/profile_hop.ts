@@ -4,8 +4,9 @@
 //     [--coalesce true|false]
 // One group on etcd (tools/cluster/local_cluster.ts); the functions process is started here
 // with --cpu-prof, stopped with SIGTERM (the profile is written on exit), and the rate is
-// printed: group the .cpuprofile by category with bench/http/profile_table.mjs
-// (`node profile_table.mjs DIR/*.cpuprofile <rate> <seconds>`). Figures: bench/README.md.
+// printed with the messages per coalesced batch: group the .cpuprofile per message with
+// bench/cluster/hop_profile_table.mjs (`node hop_profile_table.mjs DIR/*.cpuprofile <rate>`).
+// Figures: bench/README.md.
 import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -65,8 +66,15 @@ try {
   await autocannonPost(path, body, 32, 1);
   const rate = (await autocannonPost(path, body, 32, seconds)).rate;
   rmSync(body);
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  const read = (name: string) =>
+    Number(metrics.split("\n").find((l) => l.startsWith(name + " "))?.split(" ")[1] ?? 0);
+  const batches = read("mq_cluster_produce_coalesced_batches_total");
+  const perBatch = batches > 0
+    ? Math.round(read("mq_cluster_produce_coalesced_messages_total") / batches * 10) / 10
+    : 0;
   say(`${runtime}: ${rate.toFixed(0)} produces/s through the functions; profile in ${out}`);
-  console.log(JSON.stringify({ runtime, rate: Math.round(rate), seconds, out }));
+  console.log(JSON.stringify({ runtime, rate: Math.round(rate), seconds, perBatch, out }));
 } finally {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((r) => child.once("exit", r));

@@ -11,6 +11,12 @@ import type {
 } from "../../runtime/protocol/types.ts";
 import { readBody } from "../body.ts";
 import {
+  BATCH_FRAME_TYPE,
+  decodeBatchFrame,
+  type FrameItem,
+} from "../../runtime/protocol/batch_frame.ts";
+import { messageFromFrameItem } from "../frame_input.ts";
+import {
   batchEnvelope,
   batchItem,
   messageFromHeaders,
@@ -117,6 +123,12 @@ const produceBatch = createRoute({
       required: true,
       content: {
         "application/json": { schema: batchEnvelope.extend({ messages: z.array(batchItem) }) },
+        [BATCH_FRAME_TYPE]: {
+          schema: z.string().openapi({
+            format: "binary",
+            description: "The same messages as a binary batch frame (docs/cluster.md)",
+          }),
+        },
       },
     },
   },
@@ -156,14 +168,10 @@ export function produceRoutes(
       );
     }
     const body = await readBody(c.req.raw, limits.batchBodyBytesMax, deadlines);
-    const envelope = batchEnvelope.safeParse(parseJson(body));
-    if (!envelope.success) {
-      throw new BrokerError(
-        "INVALID_PARAMETER",
-        "Cannot read batch: expected {messages: [...]} and nothing else",
-      );
-    }
-    const items = envelope.data.messages;
+    // A binary frame (runtime/protocol/batch_frame.ts: the functions' link sends it), or JSON.
+    const type = c.req.header("content-type");
+    const frame = type === BATCH_FRAME_TYPE || type?.startsWith(`${BATCH_FRAME_TYPE};`) === true;
+    const items = frame ? decodeBatchFrame(body, limits.batchItemsMax) : jsonItems(body);
     if (items.length === 0 || items.length > limits.batchItemsMax) {
       throw new BrokerError(
         "TOO_MANY_ITEMS",
@@ -175,7 +183,9 @@ export function produceRoutes(
     const goodIndex: number[] = [];
     items.forEach((item, index) => {
       try {
-        const m = messageFromItem(item, limits);
+        const m = frame
+          ? messageFromFrameItem(item as FrameItem, limits)
+          : messageFromItem(item, limits);
         if (m.body.length > limits.maxMessageSize) {
           throw new BrokerError(
             "MESSAGE_TOO_LARGE",
@@ -244,6 +254,18 @@ function beginTransaction(
     );
   }
   return api.call((b) => transactionsOf(b).beginTransaction(topic, message, checkGroup(group)));
+}
+
+/** A JSON batch's items, not yet checked one by one. */
+function jsonItems(body: Uint8Array): unknown[] {
+  const envelope = batchEnvelope.safeParse(parseJson(body));
+  if (!envelope.success) {
+    throw new BrokerError(
+      "INVALID_PARAMETER",
+      "Cannot read batch: expected {messages: [...]} and nothing else",
+    );
+  }
+  return envelope.data.messages;
 }
 
 function itemError(index: number, err: unknown): BatchItemResult {

@@ -19,6 +19,7 @@ export interface ClusterRouterOptions {
   clusterProduceCoalesceEnable?: boolean;
   clusterProduceCoalesceItemsMax?: number;
   clusterProduceCoalesceBytesMax?: number;
+  clusterProduceCoalesceInFlightMax?: number;
   /** Where a broadcast that some live groups failed is reported (default console.warn). */
   log?: (line: string) => void;
   nowMs?: () => number;

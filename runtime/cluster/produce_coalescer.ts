@@ -9,7 +9,11 @@
 // the single produce stores, or an idempotent repeat would not match). A failure of the whole batch
 // rejects every item with that same error, so the router's rules (fault.ts
 // isSendElsewhere) hold per item as for a single produce; a batch the broker refuses as a
-// request (400 / 413: nothing stored) is sent again one message at a time.
+// request (400 / 413: nothing stored) is sent again one message at a time. While
+// clusterProduceCoalesceInFlightMax calls of a group and topic (a lane) are out, its next
+// batch lingers: it keeps growing until a call comes back or a cap is reached, so batches
+// grow under load while an idle lane still sends at the end of the turn (round 3 in
+// bench/README.md).
 import { setImmediate } from "node:timers";
 import { BrokerError, type ProblemJson } from "../protocol/errors.ts";
 import type { BatchItemResult, ProduceMessage, ProduceResult } from "../protocol/types.ts";
@@ -20,6 +24,8 @@ export interface CoalesceSettings {
   clusterProduceCoalesceEnable: boolean;
   clusterProduceCoalesceItemsMax: number;
   clusterProduceCoalesceBytesMax: number;
+  /** Calls in flight per group link and topic before the next batch lingers; 0: never. */
+  clusterProduceCoalesceInFlightMax: number;
 }
 
 interface Waiter {
@@ -30,18 +36,22 @@ interface Waiter {
   reject: (err: unknown) => void;
 }
 
-interface Open {
+/** One group link and topic: the batch being gathered and the calls in flight. */
+interface Lane {
   link: GroupLink;
   topic: string;
   waiters: Waiter[];
   bytes: number;
+  inFlight: number;
 }
 
 type Client = GroupLink["client"];
 
 export class ProduceCoalescer {
-  /** Batches being gathered this turn, per group link, then per topic. */
-  readonly #open = new Map<GroupLink, Map<string, Open>>();
+  /** Lanes with a batch open or a call in flight, per group link, then per topic. */
+  readonly #lanes = new Map<GroupLink, Map<string, Lane>>();
+  /** Lanes whose open batch goes at the end of this turn (unless it lingers). */
+  #due: Lane[] = [];
   #scheduled = false;
   /** Batch calls made and the messages they carried (the functions' /metrics). */
   batches = 0;
@@ -60,46 +70,76 @@ export class ProduceCoalescer {
       ? singleForm(message)
       : undefined;
     if (item === undefined) return link.client.produce(topic, message);
-    let topics = this.#open.get(link);
-    if (topics === undefined) this.#open.set(link, topics = new Map());
-    let open = topics.get(topic);
-    if (open !== undefined && open.bytes + size > s.clusterProduceCoalesceBytesMax) {
-      this.#flush(topics, open);
-      open = undefined;
+    let topics = this.#lanes.get(link);
+    if (topics === undefined) this.#lanes.set(link, topics = new Map());
+    let lane = topics.get(topic);
+    if (lane === undefined) {
+      topics.set(topic, lane = { link, topic, waiters: [], bytes: 0, inFlight: 0 });
     }
-    if (open === undefined) topics.set(topic, open = { link, topic, waiters: [], bytes: 0 });
-    const opened = open;
+    if (lane.waiters.length > 0 && lane.bytes + size > s.clusterProduceCoalesceBytesMax) {
+      this.#send(lane);
+    }
+    const open = lane;
     const answer = new Promise<ProduceResult>((resolve, reject) => {
-      opened.waiters.push({ message, item, resolve, reject });
+      open.waiters.push({ message, item, resolve, reject });
     });
-    opened.bytes += size;
-    if (opened.waiters.length >= s.clusterProduceCoalesceItemsMax) this.#flush(topics, opened);
-    else if (!this.#scheduled) {
-      this.#scheduled = true;
-      this.schedule(() => this.#flushAll());
+    open.bytes += size;
+    if (open.waiters.length >= s.clusterProduceCoalesceItemsMax) this.#send(open);
+    else if (open.waiters.length === 1) {
+      this.#due.push(open);
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        this.schedule(() => this.#endOfTurn());
+      }
     }
     return answer;
   }
 
-  #flushAll(): void {
+  /** The open batches go, but a lane with its calls in flight at the cap lingers: its batch
+   * keeps growing (up to the item and byte caps) until a call comes back. */
+  #endOfTurn(): void {
     this.#scheduled = false;
-    const all = [...this.#open.values()];
-    this.#open.clear();
-    for (const topics of all) for (const open of topics.values()) this.#send(open);
+    const due = this.#due;
+    this.#due = [];
+    for (const lane of due) if (!this.#lingers(lane)) this.#send(lane);
   }
 
-  #flush(topics: Map<string, Open>, open: Open): void {
-    topics.delete(open.topic); // the link's map stays: #flushAll clears it
-    this.#send(open);
+  #lingers(lane: Lane): boolean {
+    const max = this.settings.clusterProduceCoalesceInFlightMax;
+    return max > 0 && lane.inFlight >= max;
   }
 
-  #send({ link, topic, waiters }: Open): void {
-    if (waiters.length === 1) return alone(link.client, topic, waiters[0]);
+  /** A call of `lane` came back: its lingering batch goes now, and an idle lane is dropped. */
+  #returned(lane: Lane): void {
+    lane.inFlight--;
+    if (lane.waiters.length > 0) {
+      if (!this.#lingers(lane)) this.#send(lane);
+    } else if (lane.inFlight === 0) {
+      const topics = this.#lanes.get(lane.link);
+      if (topics?.get(lane.topic) === lane) {
+        topics.delete(lane.topic);
+        if (topics.size === 0) this.#lanes.delete(lane.link);
+      }
+    }
+  }
+
+  #send(lane: Lane): void {
+    const { link, topic, waiters } = lane;
+    if (waiters.length === 0) return; // sent already this turn (a cap was reached)
+    lane.waiters = [];
+    lane.bytes = 0;
+    lane.inFlight++;
+    const done = () => this.#returned(lane);
+    if (waiters.length === 1) return alone(link.client, topic, waiters[0], done);
     this.batches++;
     this.messages += waiters.length;
     link.client.produceBatch(topic, waiters.map((w) => w.item)).then(
-      (results) => settle(waiters, results),
+      (results) => {
+        done();
+        settle(waiters, results);
+      },
       (err) => {
+        done();
         if (refusedAsRequest(err)) { for (const w of waiters) alone(link.client, topic, w); }
         else for (const w of waiters) w.reject(err);
       },
@@ -107,8 +147,18 @@ export class ProduceCoalescer {
   }
 }
 
-function alone(client: Client, topic: string, w: Waiter): void {
-  client.produce(topic, w.message).then(w.resolve, w.reject);
+function alone(client: Client, topic: string, w: Waiter, done?: () => void): void {
+  const sent = client.produce(topic, w.message);
+  if (done === undefined) sent.then(w.resolve, w.reject);
+  else {
+    sent.then((r) => {
+      done();
+      w.resolve(r);
+    }, (err) => {
+      done();
+      w.reject(err);
+    });
+  }
 }
 
 function settle(waiters: Waiter[], results: BatchItemResult[]): void {

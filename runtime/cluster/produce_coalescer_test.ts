@@ -61,6 +61,7 @@ const on = (over: Partial<CoalesceSettings> = {}): CoalesceSettings => ({
   clusterProduceCoalesceEnable: true,
   clusterProduceCoalesceItemsMax: 64,
   clusterProduceCoalesceBytesMax: 1024,
+  clusterProduceCoalesceInFlightMax: 1,
   ...over,
 });
 

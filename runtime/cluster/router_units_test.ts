@@ -64,6 +64,7 @@ Deno.test("clusterRouterSettingsFromEnv reads the rows, defaults and checks incl
     clusterProduceCoalesceEnable: true,
     clusterProduceCoalesceItemsMax: 64,
     clusterProduceCoalesceBytesMax: 256 * 1024,
+    clusterProduceCoalesceInFlightMax: 1,
   });
   const set = clusterRouterSettingsFromEnv({
     MQ_CLUSTER_SEND_RETRY_TIMES: "0",

@@ -107,7 +107,20 @@ export const CLUSTER_PRODUCE_COALESCE_BYTES_MAX = intSetting(
     default: 256 * 1024,
     min: 0,
     doc:
-      "Most body bytes coalesced into one batch call; a message with a larger body always goes alone (the batch carries bodies as base64 JSON, so keep 4/3 of it well below the brokers' batchBodyBytesMax).",
+      "Most body bytes coalesced into one batch call; a message with a larger body always goes alone (keep it well below the brokers' batchBodyBytesMax; with brokerLinkBinaryBatches off the batch carries bodies as base64 JSON, 4/3 of their size).",
+  },
+);
+
+export const CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX = intSetting(
+  "clusterProduceCoalesceInFlightMax",
+  "MQ_CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX",
+  {
+    unit: "count",
+    default: 1,
+    min: 0,
+    max: 1000,
+    doc:
+      "Produce calls in flight per broker group and topic before coalescing lingers: while that many are out, new single produces wait in the open batch (up to the item and byte caps, where it goes at once) until one comes back, so batches grow under load and an idle router adds no wait. 0: every turn's batch goes at once.",
   },
 );
 
@@ -121,6 +134,7 @@ export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_PRODUCE_COALESCE_ENABLE,
   CLUSTER_PRODUCE_COALESCE_ITEMS_MAX,
   CLUSTER_PRODUCE_COALESCE_BYTES_MAX,
+  CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX,
 ] as const;
 
 /** The router's settings from the environment (the functions' entry files read them so:
@@ -136,5 +150,6 @@ export function clusterRouterSettingsFromEnv(env: Record<string, string | undefi
     clusterProduceCoalesceEnable: fromEnv(CLUSTER_PRODUCE_COALESCE_ENABLE, env),
     clusterProduceCoalesceItemsMax: fromEnv(CLUSTER_PRODUCE_COALESCE_ITEMS_MAX, env),
     clusterProduceCoalesceBytesMax: fromEnv(CLUSTER_PRODUCE_COALESCE_BYTES_MAX, env),
+    clusterProduceCoalesceInFlightMax: fromEnv(CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX, env),
   };
 }

@@ -2,7 +2,14 @@
 // table (runtime/config/) includes these same rows, so the embedded app, the functions as
 // their own process (functions/main.ts) and Deno Deploy (functions/deploy.ts) read the
 // same environment variables with the same defaults and checks.
-import { choiceSetting, fromEnv, intSetting, listSetting, textSetting } from "./setting.ts";
+import {
+  boolSetting,
+  choiceSetting,
+  fromEnv,
+  intSetting,
+  listSetting,
+  textSetting,
+} from "./setting.ts";
 
 const MIB = 1024 * 1024;
 
@@ -91,6 +98,17 @@ export const BROKER_CA_FILE = textSetting("brokerCaFile", "MQ_BROKER_CA_FILE", {
   doc:
     "PEM CA bundle trusted, besides the runtime's roots, for brokers' https:// URLs: by the functions' broker link, and by a slave fetching its master's metadata. Verification is never turned off.",
 });
+
+/** How the functions' broker link sends batches (runtime/protocol/batch_frame.ts). */
+export const BROKER_LINK_BINARY_BATCHES = boolSetting(
+  "brokerLinkBinaryBatches",
+  "MQ_BROKER_LINK_BINARY_BATCHES",
+  {
+    default: true,
+    doc:
+      "The functions send batch produces (their coalesced single produces among them) to the brokers as binary batch frames (docs/cluster.md): no base64 or JSON on either side. Off: JSON with base64 bodies, which brokers older than the frame also read.",
+  },
+);
 
 /** Most messages one find may ask for over any front end (RocketMQ's maxMsgsNumBatch is 64);
  * queryMessageNumsMax can lower it, not raise it. */
@@ -232,6 +250,7 @@ export const FUNCTIONS_SETTINGS = [
   REQUEST_BODY_BYTES_BACKSTOP,
   CORS_ORIGINS,
   BROKER_CA_FILE,
+  BROKER_LINK_BINARY_BATCHES,
 ];
 
 /** The part of a broker's config (BrokerConfig) the limits come from. */
@@ -268,6 +287,7 @@ export interface FunctionsSettings {
   corsOrigins: string[];
   /** A PEM file path, or "" for the runtime's trusted roots only. */
   brokerCaFile: string;
+  brokerLinkBinaryBatches: boolean;
 }
 
 /** The functions' settings from the environment (unset: the broker's defaults); throws
@@ -299,5 +319,6 @@ export function functionsSettingsFromEnv(
     requestBodyBytesBackstop: fromEnv(REQUEST_BODY_BYTES_BACKSTOP, env),
     corsOrigins: fromEnv(CORS_ORIGINS, env),
     brokerCaFile: fromEnv(BROKER_CA_FILE, env),
+    brokerLinkBinaryBatches: fromEnv(BROKER_LINK_BINARY_BATCHES, env),
   };
 }
