@@ -11,20 +11,12 @@ import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { HaApi } from "../runtime/protocol/ha_api.ts";
 import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
 import type { ReadinessInfo } from "../runtime/protocol/ops_types.ts";
-import { Authenticator, type Right } from "./auth.ts";
+import { Authenticator, type Principal, type Right } from "./auth.ts";
 import { BodyDeadlines } from "./body.ts";
 import type { FunctionsLimits } from "../runtime/protocol/limits.ts";
-import { dashboardRoutes } from "./routes/dashboard.ts";
-import { dlqRoutes } from "./routes/dlq.ts";
-import { groupRoutes, membershipRoutes } from "./routes/groups.ts";
-import { haSnapshotRoutes, haStatusRoutes } from "./routes/ha.ts";
+import { haStatusRoutes } from "./routes/ha.ts";
 import { healthRoutes } from "./routes/health.ts";
-import { lookupRoutes } from "./routes/lookups.ts";
-import { offsetRoutes } from "./routes/offsets.ts";
-import { opsRoutes } from "./routes/ops.ts";
-import { popRoutes } from "./routes/pop.ts";
 import { produceRoutes } from "./routes/produce.ts";
-import { pullRoutes } from "./routes/pull.ts";
 import {
   apiSource,
   type Env,
@@ -33,15 +25,6 @@ import {
   type RouteDeps,
   serve,
 } from "./routes/route.ts";
-import { scheduledRoutes } from "./routes/scheduled.ts";
-import { scheduleRoutes } from "./routes/schedules.ts";
-import { subscriptionRoutes } from "./routes/subscriptions.ts";
-import { topicRoutes } from "./routes/topics.ts";
-import { topicRouteRoutes } from "./routes/topic_route.ts";
-import { transactionRoutes } from "./routes/transactions.ts";
-import { qstashApp } from "./qstash/app.ts";
-import { qstashPerRequest } from "./qstash/source.ts";
-import { qstashCoreRoutes } from "./routes/qstash_core.ts";
 
 export type { FunctionsLimits } from "../runtime/protocol/limits.ts";
 
@@ -65,6 +48,11 @@ export interface FunctionsOptions {
   qstash?: QstashOf;
   /** Origins whose browser pages may call the API (corsOrigins; "*": any). None: no CORS. */
   corsOrigins?: string[];
+  /** Mount only health, the OpenAPI document and produce now; every other family
+   * (functions/families.ts) loads on the first request none of those answers. For the
+   * entry files: a shorter cold start and less idle memory (bench/README.md "Cold start").
+   * The routes served are the same; `app.routes` lists the eager ones only. */
+  lazy?: boolean;
 }
 
 /** How long a browser may cache a preflight answer, s. */
@@ -93,14 +81,7 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
     deadlines: new BodyDeadlines(options.limits.bodyReadTimeoutMs, () => performance.now()),
   };
 
-  app.onError((err, c) => problem(c, err, options.log));
-  app.notFound((c) =>
-    problem(
-      c,
-      new BrokerError("ROUTE_NOT_FOUND", `No route ${c.req.method} ${new URL(c.req.url).pathname}`),
-      options.log,
-    )
-  );
+  renderRefusals(app, options.log);
 
   // CORS before everything, so preflights are answered without an API key. Never with
   // credentials: a page presents its API key in Authorization, which CORS does not count.
@@ -123,15 +104,26 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
     "/",
     healthRoutes({ api: deps.api, metrics: options.metrics, readiness: options.readiness }),
   );
-  app.route("/", dashboardRoutes());
+  // Imported now, or (lazy) on the first request that needs it: not while the process starts.
+  const families = () =>
+    import("./families.ts").then((m) =>
+      m.families({ deps, qstash: options.qstash, ha: options.ha, log: options.log })
+    );
+  const eager = options.lazy ? undefined : await families();
+  eager?.open(app);
   if (options.ha) app.route("/", haStatusRoutes(options.ha));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",
   });
-  // Built on first request, once every family is mounted.
-  let document: unknown;
-  serve(app, openApiRoute, (c) => c.json(document ??= openApiDocument(app)));
+  // Built on first request, once every family is mounted (lazily: by a full app built for it).
+  let document: Promise<unknown> | undefined;
+  serve(app, openApiRoute, async (c) =>
+    c.json(
+      await (document ??= options.lazy
+        ? createApp({ ...options, lazy: false, log: () => {} }).then(openApiDocument)
+        : Promise.resolve(openApiDocument(app))),
+    ));
 
   // An open API authorizes everything without looking at a principal, so it skips the
   // middleware: a route with no middleware is called directly by Hono, without compose's
@@ -144,28 +136,10 @@ export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<
       });
     }
   }
-  // The QStash-compatible API (docs/qstash.md): the same keys, the same rights; its core
-  // calls found per request, like every family's.
-  const qstash = options.qstash && qstashPerRequest(deps.api, options.qstash);
-  if (qstash) app.route("/v2", qstashApp({ ...deps, qstash }, options.log));
-
+  eager?.v2(app);
   app.route("/", produceRoutes(deps));
-  app.route("/", pullRoutes(deps));
-  app.route("/", lookupRoutes(deps));
-  app.route("/", topicRoutes(deps));
-  app.route("/", topicRouteRoutes(deps));
-  app.route("/", groupRoutes(deps));
-  app.route("/", membershipRoutes(deps));
-  app.route("/", dlqRoutes(deps));
-  app.route("/", popRoutes(deps));
-  app.route("/", offsetRoutes(deps));
-  app.route("/", scheduledRoutes(deps));
-  app.route("/", scheduleRoutes(deps));
-  app.route("/", subscriptionRoutes(deps));
-  app.route("/", transactionRoutes(deps));
-  app.route("/", opsRoutes(deps, options.ha));
-  if (qstash) app.route("/", qstashCoreRoutes(deps, qstash));
-  if (options.ha) app.route("/", haSnapshotRoutes(options.ha, deps));
+  if (eager) eager.rest(app);
+  else app.notFound(lazyFamilies(families, !auth.open, options.log));
   return app;
 }
 
@@ -196,6 +170,57 @@ export function openApiDocument(app: OpenAPIHono<Env>): Record<string, unknown> 
     info: API_INFO,
     security: [{ bearer: [] }],
   }) as unknown as Record<string, unknown>;
+}
+
+/** Every refusal as one problem+json, an unknown route too. */
+function renderRefusals(app: OpenAPIHono<Env>, log: FunctionsOptions["log"]): void {
+  app.onError((err, c) => problem(c, err, log));
+  app.notFound((c) =>
+    problem(
+      c,
+      new BrokerError("ROUTE_NOT_FOUND", `No route ${c.req.method} ${new URL(c.req.url).pathname}`),
+      log,
+    )
+  );
+}
+
+type Families = Awaited<ReturnType<typeof import("./families.ts").families>>;
+
+/**
+ * What answers a request none of the eager routes matched, in a lazy app: the other
+ * families, imported and mounted on an app of their own on first use, and asked with the
+ * same request. The principal the API key middleware found
+ * travels in the env; the families' app renders its refusals and unknown routes the same way.
+ */
+function lazyFamilies(
+  families: () => Promise<Families>,
+  authenticated: boolean,
+  log: FunctionsOptions["log"],
+): (c: RouteContext) => Promise<Response> {
+  let rest: Promise<OpenAPIHono<Env>> | undefined;
+  const build = async () => {
+    const f = await families();
+    const app = new OpenAPIHono<Env>();
+    renderRefusals(app, log);
+    if (authenticated) {
+      app.use("*", (c, next) => {
+        c.set("principal", (c.env as { principal: Principal }).principal);
+        return next();
+      });
+    }
+    f.open(app);
+    f.v2(app);
+    f.rest(app);
+    return app;
+  };
+  return async (c) => {
+    // A failed import is tried again by the next request.
+    const app = await (rest ??= build().catch((err) => {
+      rest = undefined;
+      throw err;
+    }));
+    return app.fetch(c.req.raw, { principal: c.get("principal") });
+  };
 }
 
 function problem(c: Context, err: unknown, log: FunctionsOptions["log"]) {

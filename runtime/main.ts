@@ -157,6 +157,8 @@ async function main() {
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
     corsOrigins: config.corsOrigins,
+    // Only health, produce and the OpenAPI document now; the other route families on first use.
+    lazy: true,
     log,
     readiness: () => readiness.info(),
     metrics: async () =>

@@ -18,7 +18,7 @@ import {
   type ProduceHeaders,
   readProduceHeaders,
 } from "../produce_input.ts";
-import { transactionsOf } from "./transactions.ts";
+import { transactionsOf } from "./transactions_of.ts";
 import { parseJson } from "./json_body.ts";
 import { topicParams } from "./params.ts";
 import { json, newRoutes, REFUSALS, REFUSED, type RouteDeps, type Routes, serve } from "./route.ts";
