@@ -95,9 +95,13 @@ async function main() {
     remotingPortHeld = held;
     config = { ...config, remotingPort: held.port };
   }
-  // The route table's KV opens while the store does (Bun's @deno/kv takes tens of ms);
-  // registration awaits it before "listening", as before (bench/README.md "Round 3 (branch hot-start)").
-  const routeTableKv = config.haMode === "none"
+  // A shared route table (a KV Connect URL or etcd://, read by split-mode functions and
+  // other groups) opens while the store does, and registration awaits it before
+  // "listening". A local KV file, which only this host reads, is opened and written right
+  // after: the first produce does not need it, and on Bun opening it loads @deno/kv
+  // (bench/README.md "Cold start").
+  const sharedRouteTable = /^(https?|etcd):\/\//.test(config.kvPath);
+  const routeTableKv = config.haMode === "none" && sharedRouteTable
     ? platform.openKv(config.kvPath, { accessToken: config.kvAccessToken })
     : undefined;
   routeTableKv?.catch(() => {}); // a failed open is reported where registration awaits it
@@ -285,17 +289,17 @@ async function main() {
     });
     await node.start();
   }
-  const routes = broker
-    ? await startRouteRegistration({
+  const register = (b: Broker) =>
+    startRouteRegistration({
       config,
       address,
       remotingAddress: remoting?.brokerAddress,
-      broker,
+      broker: b,
       log,
       nowMs,
       openKv: (path, options) => routeTableKv ?? platform.openKv(path, options),
-    })
-    : undefined;
+    });
+  const routes = broker && sharedRouteTable ? await register(broker) : undefined;
   readiness.ready();
   log("info", "broker listening", {
     address,
@@ -312,6 +316,15 @@ async function main() {
       ...(remoting && { namesrv: remoting.namesrvAddress, remoting: remoting.brokerAddress }),
     }) + "\n",
   );
+  const localRoutes = broker && !sharedRouteTable
+    ? register(broker).catch((err) => {
+      log("error", "route registration in the local KV file failed", {
+        kvPath: config.kvPath,
+        err: String(err),
+      });
+      return undefined;
+    })
+    : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -331,6 +344,7 @@ async function main() {
     await remoting?.close();
     await routeKv?.then((k) => k.close(), () => {});
     await routes?.stop();
+    await (await localRoutes)?.stop();
     await broker?.close();
     if (node) {
       await node.stop();
