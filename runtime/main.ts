@@ -15,7 +15,7 @@ import { createApp } from "../functions/app.ts";
 import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
 import type { RemotingFront } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
-import { httpUrlOf, startRouteRegistration } from "./route_registry.ts";
+import { httpUrlOf, type RouteRegistration, startRouteRegistration } from "./route_registry.ts";
 import type { HaNode } from "./ha/node.ts";
 import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
 import { storeHostOf } from "./core/store_host.ts";
@@ -98,8 +98,8 @@ async function main() {
   // A shared route table (a KV Connect URL or etcd://, read by split-mode functions and
   // other groups) opens while the store does, and registration awaits it before
   // "listening". A local KV file, which only this host reads, is opened and written right
-  // after: the first produce does not need it, and on Bun opening it loads @deno/kv
-  // (bench/README.md "Cold start").
+  // after (localRouteRegisterDelayMs): the first produce does not need it, and on Bun
+  // opening it loads @deno/kv (bench/README.md "Cold start").
   const sharedRouteTable = /^(https?|etcd):\/\//.test(config.kvPath);
   const routeTableKv = config.haMode === "none" && sharedRouteTable
     ? platform.openKv(config.kvPath, { accessToken: config.kvAccessToken })
@@ -316,13 +316,25 @@ async function main() {
       ...(remoting && { namesrv: remoting.namesrvAddress, remoting: remoting.brokerAddress }),
     }) + "\n",
   );
+  // Cancelled by a stop that comes first; a registration under way is awaited, then stopped.
+  let cancelLocalRoutes = () => {};
   const localRoutes = broker && !sharedRouteTable
-    ? register(broker).catch((err) => {
-      log("error", "route registration in the local KV file failed", {
-        kvPath: config.kvPath,
-        err: String(err),
-      });
-      return undefined;
+    ? new Promise<RouteRegistration | undefined>((resolve) => {
+      const timer = setTimeout(() => {
+        resolve(
+          register(broker!).catch((err) => {
+            log("error", "route registration in the local KV file failed", {
+              kvPath: config.kvPath,
+              err: String(err),
+            });
+            return undefined;
+          }),
+        );
+      }, config.localRouteRegisterDelayMs);
+      cancelLocalRoutes = () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      };
     })
     : undefined;
 
@@ -344,6 +356,7 @@ async function main() {
     await remoting?.close();
     await routeKv?.then((k) => k.close(), () => {});
     await routes?.stop();
+    cancelLocalRoutes();
     await (await localRoutes)?.stop();
     await broker?.close();
     if (node) {
