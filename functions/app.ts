@@ -6,14 +6,15 @@
 //
 // Two builds of the same routes: every family at once (full_app.ts), or, for the entry files
 // (`lazy`), health, metrics and the single produce at once, on a plain Hono app that loads
-// neither zod nor the families until a request needs them (cold start: bench/README.md).
+// neither zod nor the families until a request needs them, then hands every request to the
+// full app (cold start: bench/README.md).
 import { Hono } from "hono";
 import { HA_STATUS_PATH } from "../runtime/protocol/ha_api.ts";
 import { Authenticator } from "./auth.ts";
 import { checkApiKeys, frontDoor, type FunctionsOptions, routeDeps } from "./app_parts.ts";
 import { haStatusHandler, healthHandlers } from "./routes/open_handlers.ts";
 import { PRODUCE_PATH, produceOne } from "./routes/produce_one.ts";
-import type { Env, RouteContext } from "./routes/route.ts";
+import type { Env } from "./routes/route.ts";
 
 export type { FunctionsLimits } from "../runtime/protocol/limits.ts";
 export { type FunctionsOptions, openApiDocument } from "./app_parts.ts";
@@ -24,8 +25,7 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
     options.log("warn", "no API keys configured: the HTTP API is open to anyone who can reach it");
   }
   const deps = routeDeps(options, auth);
-  const full = () => import("./full_app.ts");
-  if (!options.lazy) return (await full()).fullApp(options, auth, deps);
+  if (!options.lazy) return (await import("./full_app.ts")).fullApp(options, auth, deps);
 
   const app = new Hono<Env>();
   frontDoor(app, options);
@@ -41,17 +41,47 @@ export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   if (options.ha) app.get(HA_STATUS_PATH, haStatusHandler(options.ha));
   checkApiKeys(app, auth);
   app.post(PRODUCE_PATH, produceOne(deps));
-  // Everything else: the full app, built once on first use, asked with the same request
-  // and the principal found here; it renders its refusals and unknown routes the same way.
-  let rest: Promise<Hono<Env>> | undefined;
-  app.notFound(async (c: RouteContext) => {
-    const built = await (rest ??= full().then((m) => m.fullApp(options, auth, deps, true)).catch(
-      (err) => {
-        rest = undefined; // the next request tries again
+  // Everything else goes to the full app, built on the first request that needs it; from
+  // then on it takes every request itself, so routes cost what they cost in a full app.
+  let full: Hono<Env> | undefined;
+  let loading: Promise<Hono<Env>> | undefined;
+  const load = () =>
+    loading ??= import("./full_app.ts").then((m) => full = m.fullApp(options, auth, deps))
+      .catch((err) => {
+        loading = undefined; // the next request tries again
         throw err;
-      },
-    ));
-    return built.fetch(c.req.raw, { principal: c.get("principal") });
-  });
+      });
+  const lazyFetch = app.fetch;
+  const eager = eagerRoute(!!options.ha);
+  app.fetch = (request, ...rest) =>
+    full
+      ? full.fetch(request, ...rest)
+      : eager(request)
+      ? lazyFetch(request, ...rest)
+      : load().then((f) => f.fetch(request, ...rest));
   return app;
+}
+
+/** Whether the lazy app serves `request` itself: its routes, and CORS preflights (answered
+ * the same by either app). Anything else, an unknown route too, goes to the full app. */
+function eagerRoute(ha: boolean): (request: Request) => boolean {
+  const produce = /^\/v1\/topics\/[^/]+\/messages$/;
+  return (request) => {
+    const url = request.url;
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    const query = url.indexOf("?", start);
+    const path = start < 0 ? "/" : url.slice(start, query < 0 ? undefined : query);
+    switch (request.method) {
+      case "POST":
+        return produce.test(path);
+      case "GET":
+      case "HEAD":
+        return path === "/healthz" || path === "/readyz" || path === "/metrics" ||
+          (ha && path === HA_STATUS_PATH);
+      case "OPTIONS":
+        return true;
+      default:
+        return false;
+    }
+  };
 }

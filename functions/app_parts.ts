@@ -11,7 +11,7 @@ import type { HaApi } from "../runtime/protocol/ha_api.ts";
 import type { FunctionsLimits } from "../runtime/protocol/limits.ts";
 import type { ReadinessInfo } from "../runtime/protocol/ops_types.ts";
 import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
-import type { Authenticator, Principal, Right } from "./auth.ts";
+import type { Authenticator, Right } from "./auth.ts";
 import { BodyDeadlines } from "./body.ts";
 import { apiSource } from "./routes/api_source.ts";
 import type { Env, RouteContext, RouteDeps } from "./routes/route.ts";
@@ -60,10 +60,10 @@ export function routeDeps(options: FunctionsOptions, auth: Authenticator): Route
   };
 }
 
-/** Refusals as problem+json, then CORS (`cors`): before everything, so preflights are
+/** Refusals as problem+json, then CORS: before everything, so preflights are
  * answered without an API key. Never with credentials: a page presents its API key in
  * Authorization, which CORS does not count. */
-export function frontDoor(app: Hono<Env>, options: FunctionsOptions, cors_ = true): void {
+export function frontDoor(app: Hono<Env>, options: FunctionsOptions): void {
   app.onError((err, c) => problem(c, err, options.log));
   app.notFound((c) =>
     problem(
@@ -73,7 +73,7 @@ export function frontDoor(app: Hono<Env>, options: FunctionsOptions, cors_ = tru
     )
   );
   const origins = options.corsOrigins ?? [];
-  if (cors_ && origins.length > 0) {
+  if (origins.length > 0) {
     app.use(
       "*",
       cors({
@@ -89,24 +89,15 @@ export function frontDoor(app: Hono<Env>, options: FunctionsOptions, cors_ = tru
 /**
  * The API key check of /v1 and /v2. An open API authorizes everything without looking at a
  * principal, so it skips the middleware: a route with no middleware is called directly by
- * Hono, without compose's closures and promise per request. `fromEnv`: the principal was
- * found already, by the app that passed the request on with it in its env (app.ts).
+ * Hono, without compose's closures and promise per request.
  */
-export function checkApiKeys(app: Hono<Env>, auth: Authenticator, fromEnv = false): void {
+export function checkApiKeys(app: Hono<Env>, auth: Authenticator): void {
   if (auth.open) return;
   for (const path of ["/v1/*", "/v2/*"]) {
-    app.use(
-      path,
-      fromEnv
-        ? (c, next) => {
-          c.set("principal", (c.env as { principal: Principal }).principal);
-          return next();
-        }
-        : async (c, next) => {
-          c.set("principal", await auth.authenticate(c.req.header("authorization")));
-          await next();
-        },
-    );
+    app.use(path, async (c, next) => {
+      c.set("principal", await auth.authenticate(c.req.header("authorization")));
+      await next();
+    });
   }
 }
 

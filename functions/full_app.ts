@@ -1,8 +1,8 @@
 // The public HTTP API with every route family mounted at once (DESIGN.md, "Public HTTP API"):
 // an OpenAPIHono app with no state of its own, one sub-app per route family (routes/), and
 // the OpenAPI document built from the routes' schemas. createApp (app.ts) returns it, or, in
-// a lazy app, builds it on the first request its own routes do not answer and passes that
-// request on (the principal in the env).
+// a lazy app, builds it on the first request its own routes do not answer, passes it that
+// request and every request after.
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Authenticator } from "./auth.ts";
 import type { BrokerClient } from "../runtime/protocol/core_api.ts";
@@ -29,16 +29,14 @@ import { qstashApp } from "./qstash/app.ts";
 import { qstashPerRequest } from "./qstash/source.ts";
 import { qstashCoreRoutes } from "./routes/qstash_core.ts";
 
-/** Every family on one app. `passedOn`: the app a lazy app passes requests to; it answered
- * CORS and checked the API key already. */
+/** Every family on one app. */
 export function fullApp(
   options: FunctionsOptions,
   auth: Authenticator,
   deps: RouteDeps<BrokerClient>,
-  passedOn = false,
 ): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>();
-  frontDoor(app, options, !passedOn);
+  frontDoor(app, options);
 
   // Open routes first: a route that answers without calling next() is never reached by
   // the API key middleware registered after it.
@@ -56,7 +54,7 @@ export function fullApp(
   let document: unknown;
   serve(app, openApiRoute, (c) => c.json(document ??= openApiDocument(app)));
 
-  checkApiKeys(app, auth, passedOn);
+  checkApiKeys(app, auth);
   // The QStash-compatible API (docs/qstash.md): the same keys, the same rights; its core
   // calls found per request, like every family's.
   const qstash = options.qstash && qstashPerRequest(deps.api, options.qstash);

@@ -67,7 +67,13 @@ const REQUESTS: [string, string, Record<string, string>?, string?][] = [
     origin: "https://example.test",
     "access-control-request-method": "GET",
   }],
+  ["PUT", "/v1/topics/orders/messages", {}, "x"],
+  ["POST", "/v1/topics/orders/messages/batch", { "content-type": "application/json" }, "{}"],
+  ["GET", "/healthz/"],
   ["GET", "/openapi.json"],
+  // After the full app took over: produce and health again.
+  ["POST", "/v1/topics/orders/messages?x=1", {}, "again"],
+  ["GET", "/readyz"],
 ];
 
 async function answers(lazy: boolean, keys: typeof KEYS, auth?: string) {
