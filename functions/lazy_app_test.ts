@@ -76,10 +76,13 @@ const REQUESTS: [string, string, Record<string, string>?, string?][] = [
   ["GET", "/readyz"],
 ];
 
-async function answers(lazy: boolean, keys: typeof KEYS, auth?: string) {
-  const app = await build(lazy, keys);
+/** The answers to REQUESTS in order, on one app, or (`fresh`) each as the first request of a
+ * new app: a lazy app answers some itself before its first hand-over, all after it. */
+async function answers(lazy: boolean, keys: typeof KEYS, auth?: string, fresh = false) {
+  let app = await build(lazy, keys);
   const out: unknown[] = [];
   for (const [method, path, headers = {}, body] of REQUESTS) {
+    if (fresh) app = await build(lazy, keys);
     const res = await app.request(path, {
       method,
       body,
@@ -111,6 +114,7 @@ for (
     const eager = await answers(false, [...keys], auth);
     const lazy = await answers(true, [...keys], auth);
     assert.deepEqual(lazy, eager);
+    assert.deepEqual(await answers(true, [...keys], auth, true), eager);
     // The requests reach the lazy families (not refused before they are asked).
     if (auth === ADMIN) {
       assert.equal((lazy[0] as { status: number }).status, 200);
