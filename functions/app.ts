@@ -3,213 +3,85 @@
 // refusal as one problem+json, and serves the OpenAPI document built from the routes'
 // schemas. Each family is given the narrowest core interface it needs, found per request:
 // the broker in this process (embedded) or one found in the KV route table (split, Deploy).
-import type { BrokerClient, BrokerResolver, QstashOf } from "../runtime/protocol/core_api.ts";
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { cors } from "hono/cors";
-import { BrokerError } from "../runtime/protocol/errors.ts";
-import type { HaApi } from "../runtime/protocol/ha_api.ts";
-import type { ApiKeyConfig } from "../runtime/protocol/types.ts";
-import type { ReadinessInfo } from "../runtime/protocol/ops_types.ts";
-import { Authenticator, type Right } from "./auth.ts";
-import { BodyDeadlines } from "./body.ts";
-import type { FunctionsLimits } from "../runtime/protocol/limits.ts";
-import { dashboardRoutes } from "./routes/dashboard.ts";
-import { dlqRoutes } from "./routes/dlq.ts";
-import { groupRoutes, membershipRoutes } from "./routes/groups.ts";
-import { haSnapshotRoutes, haStatusRoutes } from "./routes/ha.ts";
-import { healthRoutes } from "./routes/health.ts";
-import { lookupRoutes } from "./routes/lookups.ts";
-import { offsetRoutes } from "./routes/offsets.ts";
-import { opsRoutes } from "./routes/ops.ts";
-import { popRoutes } from "./routes/pop.ts";
-import { produceRoutes } from "./routes/produce.ts";
-import { pullRoutes } from "./routes/pull.ts";
-import {
-  apiSource,
-  type Env,
-  json,
-  type RouteContext,
-  type RouteDeps,
-  serve,
-} from "./routes/route.ts";
-import { scheduledRoutes } from "./routes/scheduled.ts";
-import { scheduleRoutes } from "./routes/schedules.ts";
-import { subscriptionRoutes } from "./routes/subscriptions.ts";
-import { topicRoutes } from "./routes/topics.ts";
-import { topicRouteRoutes } from "./routes/topic_route.ts";
-import { transactionRoutes } from "./routes/transactions.ts";
-import { qstashApp } from "./qstash/app.ts";
-import { qstashPerRequest } from "./qstash/source.ts";
-import { qstashCoreRoutes } from "./routes/qstash_core.ts";
+//
+// Two builds of the same routes: every family at once (full_app.ts), or, for the entry files
+// (`lazy`), health, metrics and the single produce at once, on a plain Hono app that loads
+// neither zod nor the families until a request needs them, then hands every request to the
+// full app (cold start: bench/README.md).
+import { Hono } from "hono";
+import { HA_STATUS_PATH } from "../runtime/protocol/ha_api.ts";
+import { Authenticator } from "./auth.ts";
+import { checkApiKeys, frontDoor, type FunctionsOptions, routeDeps } from "./app_parts.ts";
+import { haStatusHandler, healthHandlers } from "./routes/open_handlers.ts";
+import { PRODUCE_PATH, produceOne } from "./routes/produce_one.ts";
+import type { Env } from "./routes/route.ts";
 
 export type { FunctionsLimits } from "../runtime/protocol/limits.ts";
+export { type FunctionsOptions, openApiDocument } from "./app_parts.ts";
 
-export interface FunctionsOptions {
-  broker: BrokerResolver;
-  apiKeys: ApiKeyConfig[];
-  limits: FunctionsLimits;
-  log: (
-    level: "debug" | "info" | "warn" | "error",
-    msg: string,
-    fields?: Record<string, unknown>,
-  ) => void;
-  /** Prometheus text: the broker's when it is in this process, and the process's own. */
-  metrics?: () => string | Promise<string>;
-  /** Readiness for GET /readyz (a broker still recovering answers 503 there). */
-  readiness?: () => ReadinessInfo;
-  /** A replica of a replicated group: its status and metadata routes. */
-  ha?: HaApi;
-  /** The QStash calls of the broker `broker` resolves to; when set, /v2 (the QStash API)
-   * and /v1/qstash (its plumbing, for split-mode functions) are served. */
-  qstash?: QstashOf;
-  /** Origins whose browser pages may call the API (corsOrigins; "*": any). None: no CORS. */
-  corsOrigins?: string[];
-}
-
-/** How long a browser may cache a preflight answer, s. */
-const CORS_MAX_AGE_SEC = 600;
-
-const API_INFO = {
-  title: "edgemq",
-  version: "0.1.0",
-  description: "A RocketMQ-grade message broker for Deno and Bun, made for the edge.",
-};
-
-export async function createApp(options: FunctionsOptions): Promise<OpenAPIHono<Env>> {
+export async function createApp(options: FunctionsOptions): Promise<Hono<Env>> {
   const auth = await Authenticator.create(options.apiKeys);
   if (auth.open) {
     options.log("warn", "no API keys configured: the HTTP API is open to anyone who can reach it");
   }
-  const app = new OpenAPIHono<Env>();
-  const deps: RouteDeps<BrokerClient> = {
-    api: apiSource(options.broker),
-    allow: (c: RouteContext, right: Right, resources = {}) =>
-      auth.authorize(c.get("principal"), right, resources),
-    permits: (c: RouteContext, right: Right, resources = {}) =>
-      auth.permits(c.get("principal"), right, resources),
-    limits: options.limits,
-    // performance.now: a monotonic clock, as the per-request setTimeout it replaces was.
-    deadlines: new BodyDeadlines(options.limits.bodyReadTimeoutMs, () => performance.now()),
-  };
+  const deps = routeDeps(options, auth);
+  if (!options.lazy) return (await import("./full_app.ts")).fullApp(options, auth, deps);
 
-  app.onError((err, c) => problem(c, err, options.log));
-  app.notFound((c) =>
-    problem(
-      c,
-      new BrokerError("ROUTE_NOT_FOUND", `No route ${c.req.method} ${new URL(c.req.url).pathname}`),
-      options.log,
-    )
-  );
-
-  // CORS before everything, so preflights are answered without an API key. Never with
-  // credentials: a page presents its API key in Authorization, which CORS does not count.
-  const origins = options.corsOrigins ?? [];
-  if (origins.length > 0) {
-    app.use(
-      "*",
-      cors({
-        origin: origins.includes("*") ? "*" : origins,
-        credentials: false,
-        exposeHeaders: ["retry-after"],
-        maxAge: CORS_MAX_AGE_SEC,
-      }),
-    );
-  }
-
-  // Open routes first: a route that answers without calling next() is never reached by
-  // the API key middleware registered after it.
-  app.route(
-    "/",
-    healthRoutes({ api: deps.api, metrics: options.metrics, readiness: options.readiness }),
-  );
-  app.route("/", dashboardRoutes());
-  if (options.ha) app.route("/", haStatusRoutes(options.ha));
-  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
-    type: "http",
-    scheme: "bearer",
+  const app = new Hono<Env>();
+  frontDoor(app, options);
+  // The same handlers, in the same order, as full_app.ts mounts them.
+  const health = healthHandlers({
+    api: deps.api,
+    metrics: options.metrics,
+    readiness: options.readiness,
   });
-  // Built on first request, once every family is mounted.
-  let document: unknown;
-  serve(app, openApiRoute, (c) => c.json(document ??= openApiDocument(app)));
-
-  // An open API authorizes everything without looking at a principal, so it skips the
-  // middleware: a route with no middleware is called directly by Hono, without compose's
-  // closures and promise per request.
-  if (!auth.open) {
-    for (const path of ["/v1/*", "/v2/*"]) {
-      app.use(path, async (c, next) => {
-        c.set("principal", await auth.authenticate(c.req.header("authorization")));
-        await next();
+  app.get("/healthz", health.health);
+  app.get("/readyz", health.ready);
+  app.get("/metrics", health.metrics);
+  if (options.ha) app.get(HA_STATUS_PATH, haStatusHandler(options.ha));
+  checkApiKeys(app, auth);
+  app.post(PRODUCE_PATH, produceOne(deps));
+  // Everything else goes to the full app, built on the first request that needs it; from
+  // then on it takes every request itself, so routes cost what they cost in a full app.
+  let full: Hono<Env> | undefined;
+  let loading: Promise<Hono<Env>> | undefined;
+  const load = () =>
+    loading ??= import("./full_app.ts").then((m) => full = m.fullApp(options, auth, deps))
+      .catch((err) => {
+        loading = undefined; // the next request tries again
+        throw err;
       });
-    }
-  }
-  // The QStash-compatible API (docs/qstash.md): the same keys, the same rights; its core
-  // calls found per request, like every family's.
-  const qstash = options.qstash && qstashPerRequest(deps.api, options.qstash);
-  if (qstash) app.route("/v2", qstashApp({ ...deps, qstash }, options.log));
-
-  app.route("/", produceRoutes(deps));
-  app.route("/", pullRoutes(deps));
-  app.route("/", lookupRoutes(deps));
-  app.route("/", topicRoutes(deps));
-  app.route("/", topicRouteRoutes(deps));
-  app.route("/", groupRoutes(deps));
-  app.route("/", membershipRoutes(deps));
-  app.route("/", dlqRoutes(deps));
-  app.route("/", popRoutes(deps));
-  app.route("/", offsetRoutes(deps));
-  app.route("/", scheduledRoutes(deps));
-  app.route("/", scheduleRoutes(deps));
-  app.route("/", subscriptionRoutes(deps));
-  app.route("/", transactionRoutes(deps));
-  app.route("/", opsRoutes(deps, options.ha));
-  if (qstash) app.route("/", qstashCoreRoutes(deps, qstash));
-  if (options.ha) app.route("/", haSnapshotRoutes(options.ha, deps));
+  const lazyFetch = app.fetch;
+  const eager = eagerRoute(!!options.ha);
+  app.fetch = (request, ...rest) =>
+    full
+      ? full.fetch(request, ...rest)
+      : eager(request)
+      ? lazyFetch(request, ...rest)
+      : load().then((f) => f.fetch(request, ...rest));
   return app;
 }
 
-const openApiRoute = createRoute({
-  method: "get",
-  path: "/openapi.json",
-  operationId: "openApiDocument",
-  tags: ["health"],
-  summary: "This document",
-  security: [],
-  responses: {
-    200: json(
-      "OpenAPI 3.1",
-      z.object({
-        openapi: z.literal("3.1.0"),
-        info: z.object({}).loose(),
-        paths: z.object({}).loose(),
-      })
-        .loose().openapi("OpenApiDocument"),
-    ),
-  },
-});
-
-/** The OpenAPI 3.1 document of what `app` serves, from its routes' schemas. */
-export function openApiDocument(app: OpenAPIHono<Env>): Record<string, unknown> {
-  return app.getOpenAPI31Document({
-    openapi: "3.1.0",
-    info: API_INFO,
-    security: [{ bearer: [] }],
-  }) as unknown as Record<string, unknown>;
-}
-
-function problem(c: Context, err: unknown, log: FunctionsOptions["log"]) {
-  let e: BrokerError;
-  if (err instanceof BrokerError) e = err;
-  else {
-    log("error", "unhandled error in a request", {
-      err: String(err),
-      stack: (err as Error)?.stack,
-      path: c.req.path,
-    });
-    e = new BrokerError("INTERNAL", "Internal error; the broker log has the details");
-  }
-  return c.body(JSON.stringify(e.toProblem()), e.status as 400, {
-    "content-type": "application/problem+json",
-  });
+/** Whether the lazy app serves `request` itself: its routes, and CORS preflights (answered
+ * the same by either app). Anything else, an unknown route too, goes to the full app. */
+function eagerRoute(ha: boolean): (request: Request) => boolean {
+  const produce = /^\/v1\/topics\/[^/]+\/messages$/;
+  return (request) => {
+    const url = request.url;
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    const query = url.indexOf("?", start);
+    const path = start < 0 ? "/" : url.slice(start, query < 0 ? undefined : query);
+    switch (request.method) {
+      case "POST":
+        return produce.test(path);
+      case "GET":
+      case "HEAD":
+        return path === "/healthz" || path === "/readyz" || path === "/metrics" ||
+          (ha && path === HA_STATUS_PATH);
+      case "OPTIONS":
+        return true;
+      default:
+        return false;
+    }
+  };
 }

@@ -82,6 +82,8 @@ const app = await createApp({
   corsOrigins,
   log,
   qstash: router.qstash,
+  // Only health, produce and the OpenAPI document now; the other route families on first use.
+  lazy: true,
 });
 const hostname = env("HOST", HOSTNAME_DEFAULT);
 const server = await platform.serve({

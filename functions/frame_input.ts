@@ -4,7 +4,8 @@
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { FrameItem } from "../runtime/protocol/batch_frame.ts";
 import type { ProduceMessage } from "../runtime/protocol/types.ts";
-import { type InputLimits, messageFromFields } from "./produce_input.ts";
+import type { InputLimits } from "./produce_input.ts";
+import { messageFromFields } from "./batch_input.ts";
 
 /** The numbers of an item and their ranges, as batchItem's schema has them. */
 const RANGES = [

@@ -90,6 +90,8 @@ const app = await createApp({
   apiKeys,
   limits,
   corsOrigins: settings.corsOrigins,
+  // Only health, produce and the OpenAPI document now; the other route families on first use.
+  lazy: true,
   log,
   qstash: router.qstash,
   metrics: () =>

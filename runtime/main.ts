@@ -15,7 +15,7 @@ import { createApp } from "../functions/app.ts";
 import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
 import type { RemotingFront } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
-import { httpUrlOf, startRouteRegistration } from "./route_registry.ts";
+import { httpUrlOf, type RouteRegistration, startRouteRegistration } from "./route_registry.ts";
 import type { HaNode } from "./ha/node.ts";
 import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
 import { storeHostOf } from "./core/store_host.ts";
@@ -116,9 +116,13 @@ async function main() {
     remotingPortHeld = held;
     config = { ...config, remotingPort: held.port };
   }
-  // The route table's KV opens while the store does (Bun's @deno/kv takes tens of ms);
-  // registration awaits it before "listening", as before (bench/README.md "Round 3 (branch hot-start)").
-  const routeTableKv = config.haMode === "none"
+  // A shared route table (a KV Connect URL or etcd://, read by split-mode functions and
+  // other groups) opens while the store does, and registration awaits it before
+  // "listening". A local KV file, which only this host reads, is opened and written right
+  // after (localRouteRegisterDelayMs): the first produce does not need it, and on Bun
+  // opening it loads @deno/kv (bench/README.md "Cold start").
+  const sharedRouteTable = /^(https?|etcd):\/\//.test(config.kvPath);
+  const routeTableKv = config.haMode === "none" && sharedRouteTable
     ? platform.openKv(config.kvPath, { accessToken: config.kvAccessToken })
     : undefined;
   routeTableKv?.catch(() => {}); // a failed open is reported where registration awaits it
@@ -178,6 +182,8 @@ async function main() {
     apiKeys: config.apiKeys,
     limits: functionsLimits(config),
     corsOrigins: config.corsOrigins,
+    // Only health, produce and the OpenAPI document now; the other route families on first use.
+    lazy: true,
     log,
     readiness: () => readiness.info(),
     metrics: async () =>
@@ -308,17 +314,17 @@ async function main() {
     });
     await node.start();
   }
-  const routes = broker
-    ? await startRouteRegistration({
+  const register = (b: Broker) =>
+    startRouteRegistration({
       config,
       address,
       remotingAddress: remoting?.brokerAddress,
-      broker,
+      broker: b,
       log,
       nowMs,
       openKv: (path, options) => routeTableKv ?? platform.openKv(path, options),
-    })
-    : undefined;
+    });
+  const routes = broker && sharedRouteTable ? await register(broker) : undefined;
   readiness.ready();
   log("info", "broker listening", {
     address,
@@ -335,6 +341,27 @@ async function main() {
       ...(remoting && { namesrv: remoting.namesrvAddress, remoting: remoting.brokerAddress }),
     }) + "\n",
   );
+  // Cancelled by a stop that comes first; a registration under way is awaited, then stopped.
+  let cancelLocalRoutes = () => {};
+  const localRoutes = broker && !sharedRouteTable
+    ? new Promise<RouteRegistration | undefined>((resolve) => {
+      const timer = setTimeout(() => {
+        resolve(
+          register(broker!).catch((err) => {
+            log("error", "route registration in the local KV file failed", {
+              kvPath: config.kvPath,
+              err: String(err),
+            });
+            return undefined;
+          }),
+        );
+      }, config.localRouteRegisterDelayMs);
+      cancelLocalRoutes = () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      };
+    })
+    : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -354,6 +381,8 @@ async function main() {
     await remoting?.close();
     await routeKv?.then((k) => k.close(), () => {});
     await routes?.stop();
+    cancelLocalRoutes();
+    await (await localRoutes)?.stop();
     await broker?.close();
     if (node) {
       await node.stop();

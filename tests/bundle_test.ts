@@ -1,7 +1,7 @@
 // The bundled entry files (scripts/bundle.ts): built from the current sources into a folder
 // of their own under dist/, the broker bundle starts on Deno and on Bun, loads its lazily
 // imported gRPC and remoting chunks (their addresses are in the listening line), stores and
-// serves a message, and stops cleanly; the functions bundle loads its whole module graph
+// serves a message (the pull loads the chunk of the lazy route families), and stops cleanly; the functions bundle loads its whole module graph
 // (without MQ_KV it stops with its own message, which runs only once every import is in).
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";

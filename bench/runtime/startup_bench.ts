@@ -13,7 +13,9 @@
 //   functions_cold_start_ms  the split-mode functions process (functions/main.ts, what an
 //                            edge platform cold-starts): spawn -> first answered request (a
 //                            produce forwarded to a broker found in the KV route table; the
-//                            KV host, tools/kv_host, and the broker run already)
+//                            KV host, tools/kv_host, and the broker run already);
+//                            functions_cold_start_cpu_ms its CPU by then, functions_idle_rss_mib
+//                            its RSS 2 s later
 //   topics_1000_vs_1_ratio   single 1 KiB produces/s over --topics topics of 8 queues, each
 //                            produce to the next topic, over the same on 1 topic (t0):
 //                            autocannon, 64 connections (topics_load.mjs, Node.js),
@@ -196,8 +198,11 @@ async function coldStarts(script: string) {
   };
 }
 
-/** The split-mode functions process: spawn -> first answered produce, `runs` times. */
-async function functionsColdStarts(script: string): Promise<number> {
+/** The split-mode functions process: spawn -> first answered produce (and the CPU it used
+ * by then, its RSS 2 s later), `runs` times. */
+async function functionsColdStarts(
+  script: string,
+): Promise<{ cold: number; cpu: number; rss: number }> {
   const kv = await start(
     "tools/kv_host/main.ts",
     {},
@@ -209,6 +214,8 @@ async function functionsColdStarts(script: string): Promise<number> {
   try {
     await produce(broker.url, "split");
     const times: number[] = [];
+    const cpu: number[] = [];
+    const rss: number[] = [];
     for (let i = 0; i < runs; i++) {
       const f = await start(script, env);
       let status = 0;
@@ -216,10 +223,17 @@ async function functionsColdStarts(script: string): Promise<number> {
         status = await produce(f.url, "split").catch(() => 0);
       }
       times.push(performance.now() - f.spawnedAt);
+      cpu.push(cpuMs(f.pid));
+      await sleep(2000);
+      rss.push(rssMiB(f.pid));
       await f.stop();
-      say(`  ${script} run ${i + 1}: first answer (${status}) at ${times.at(-1)!.toFixed(0)} ms`);
+      say(
+        `  ${script} run ${i + 1}: first answer (${status}) at ${
+          times.at(-1)!.toFixed(0)
+        } ms (CPU ${cpu.at(-1)} ms), RSS ${rss.at(-1)!.toFixed(1)} MiB`,
+      );
     }
-    return median(times);
+    return { cold: median(times), cpu: median(cpu), rss: median(rss) };
   } finally {
     await broker.stop();
     await kv.stop();
@@ -322,8 +336,9 @@ try {
   const c = skip("cold") ? none : await coldStarts(BROKER);
   const cb = skip("cold") || !bundled ? none : await coldStarts(BROKER_BUNDLE);
   say("[2] split-mode functions cold start…");
-  const f = skip("functions") ? NaN : await functionsColdStarts(FUNCTIONS);
-  const fb = skip("functions") || !bundled ? NaN : await functionsColdStarts(FUNCTIONS_BUNDLE);
+  const fNone = { cold: NaN, cpu: NaN, rss: NaN };
+  const f = skip("functions") ? fNone : await functionsColdStarts(FUNCTIONS);
+  const fb = skip("functions") || !bundled ? fNone : await functionsColdStarts(FUNCTIONS_BUNDLE);
   say(`[3] ${topicCount} topics vs 1, and shutdown…`);
   const t = skip("topics")
     ? { one: NaN, all: NaN, shutdownMs: NaN, clean: false, flushed: false }
@@ -335,12 +350,16 @@ try {
     listening_ms: round(c.listening),
     cold_start_cpu_ms: round(c.cpu),
     idle_rss_mib: round(c.rss),
-    functions_cold_start_ms: round(f),
+    functions_cold_start_ms: round(f.cold),
+    functions_cold_start_cpu_ms: round(f.cpu),
+    functions_idle_rss_mib: round(f.rss),
     cold_start_bundled_ms: round(cb.cold),
     listening_bundled_ms: round(cb.listening),
     cold_start_bundled_cpu_ms: round(cb.cpu),
     idle_rss_bundled_mib: round(cb.rss),
-    functions_cold_start_bundled_ms: round(fb),
+    functions_cold_start_bundled_ms: round(fb.cold),
+    functions_cold_start_bundled_cpu_ms: round(fb.cpu),
+    functions_idle_rss_bundled_mib: round(fb.rss),
     floor_cold_start_ms: round(floor.cold),
     floor_idle_rss_mib: round(floor.rss),
     floor_cold_start_cpu_ms: round(floor.cpu),

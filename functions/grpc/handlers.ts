@@ -5,7 +5,7 @@
 // shaped as grpc-js takes them; both transports serve them (service.ts, h2/lean.ts). An RPC
 // without a handler (SyncLiteSubscription) gets UNIMPLEMENTED with its name.
 import type * as grpc from "@grpc/grpc-js";
-import { apiSource } from "../routes/route.ts";
+import { apiSource } from "../routes/api_source.ts";
 import { GrpcAuth } from "./auth.ts";
 import type { Req, Res } from "./calls.ts";
 import type { GrpcServerOptions } from "./deps.ts";

@@ -8,7 +8,7 @@ import type * as grpc from "@grpc/grpc-js";
 import type { TransactionApi, TransactionCheckHost } from "../../runtime/protocol/core_api.ts";
 import type { ProduceMessage } from "../../runtime/protocol/types.ts";
 import type { ApiSource } from "../routes/route.ts";
-import { transactionsOf } from "../routes/transactions.ts";
+import { transactionsOf } from "../routes/transactions_of.ts";
 import type { Req, Res } from "./calls.ts";
 import type { Log, TransactionHook } from "./deps.ts";
 import { toDeliveredMessage } from "./message.ts";

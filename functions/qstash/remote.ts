@@ -9,7 +9,7 @@ import type {
   QstashSigningKeys,
 } from "../../runtime/protocol/qstash.ts";
 import type { WireMessage } from "../../runtime/protocol/types.ts";
-import { REDRIVE_IDS_MAX } from "../routes/dlq.ts";
+import { REDRIVE_IDS_MAX } from "../../runtime/protocol/limits.ts";
 
 export interface RemoteOptions {
   /** e.g. "http://127.0.0.1:8080" */

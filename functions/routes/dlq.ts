@@ -5,9 +5,7 @@ import { readJson } from "./json_body.ts";
 import { group, groupParams, intText } from "./params.ts";
 import { json, newRoutes, REFUSALS, type RouteDeps, type Routes, serve } from "./route.ts";
 import { PullResult } from "./wire_schemas.ts";
-
-/** Message ids one redrive names at most. */
-export const REDRIVE_IDS_MAX = 1000;
+import { REDRIVE_IDS_MAX } from "../../runtime/protocol/limits.ts";
 
 const TAGS = ["dlq"];
 const redrive = z.object({

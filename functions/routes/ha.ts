@@ -9,6 +9,7 @@ import {
 } from "../../runtime/protocol/ha_api.ts";
 import { json, newRoutes, REFUSALS, type RouteDeps, type Routes, serve } from "./route.ts";
 import { HaStatus } from "./wire_schemas.ts";
+import { haStatusHandler } from "./open_handlers.ts";
 
 const TAGS = ["ha"];
 
@@ -40,7 +41,7 @@ const snapshot = createRoute({
 /** Who leads, open to all: mount before the API key middleware. */
 export function haStatusRoutes(ha: HaApi): Routes {
   const app = newRoutes();
-  serve(app, status, (c) => c.json(ha.status()));
+  serve(app, status, haStatusHandler(ha));
   return app;
 }
 

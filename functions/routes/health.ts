@@ -1,10 +1,9 @@
 // Open routes for probes and scrapers: health and Prometheus metrics. No API key needed.
 import { createRoute, z } from "@hono/zod-openapi";
-import type { AdminApi } from "../../runtime/protocol/core_api.ts";
-import { json, newRoutes, REFUSALS, type RouteDeps, type Routes, serve } from "./route.ts";
+import { json, newRoutes, REFUSALS, type Routes, serve } from "./route.ts";
 import { HealthInfo } from "./wire_schemas.ts";
 import { Readiness } from "./ops_schemas.ts";
-import type { ReadinessInfo } from "../../runtime/protocol/ops_types.ts";
+import { type HealthDeps, healthHandlers } from "./open_handlers.ts";
 
 const TAGS = ["health"];
 
@@ -46,24 +45,11 @@ const metrics = createRoute({
   },
 });
 
-export function healthRoutes(
-  deps: Pick<RouteDeps<Pick<AdminApi, "health">>, "api"> & {
-    metrics?: () => string | Promise<string>;
-    /** Where the process is in starting; absent means ready whenever it answers. */
-    readiness?: () => ReadinessInfo;
-  },
-): Routes {
+export function healthRoutes(deps: HealthDeps): Routes {
   const app = newRoutes();
-  serve(app, health, async (c) => c.json(await deps.api.call((b) => b.health())));
-  serve(app, ready, (c) => {
-    const r = deps.readiness?.() ?? { ready: true, phase: "ready" as const };
-    return c.json(r, r.ready ? 200 : 503);
-  });
-  serve(
-    app,
-    metrics,
-    async (c) =>
-      c.text(await deps.metrics?.() ?? "", 200, { "content-type": "text/plain; version=0.0.4" }),
-  );
+  const h = healthHandlers(deps);
+  serve(app, health, h.health);
+  serve(app, ready, h.ready);
+  serve(app, metrics, h.metrics);
   return app;
 }

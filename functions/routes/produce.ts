@@ -1,14 +1,10 @@
-// Producing: one message whose raw body is the message body (the hot path), and a JSON
-// batch whose items succeed or fail alone.
+// Producing: one message whose raw body is the message body (the hot path, its handler in
+// produce_one.ts), and a JSON batch whose items succeed or fail alone.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { ProducerApi } from "../../runtime/protocol/core_api.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
-import { checkGroup, checkUserTopic } from "../../runtime/protocol/names.ts";
-import type {
-  BatchItemResult,
-  ProduceMessage,
-  ProduceResult,
-} from "../../runtime/protocol/types.ts";
+import { checkUserTopic } from "../../runtime/protocol/names.ts";
+import type { BatchItemResult, ProduceMessage } from "../../runtime/protocol/types.ts";
 import { readBody } from "../body.ts";
 import {
   BATCH_FRAME_TYPE,
@@ -16,15 +12,8 @@ import {
   type FrameItem,
 } from "../../runtime/protocol/batch_frame.ts";
 import { messageFromFrameItem } from "../frame_input.ts";
-import {
-  batchEnvelope,
-  batchItem,
-  messageFromHeaders,
-  messageFromItem,
-  type ProduceHeaders,
-  readProduceHeaders,
-} from "../produce_input.ts";
-import { transactionsOf } from "./transactions.ts";
+import { batchEnvelope, batchItem, messageFromItem } from "../batch_input.ts";
+import { produceOne } from "./produce_one.ts";
 import { parseJson } from "./json_body.ts";
 import { topicParams } from "./params.ts";
 import { json, newRoutes, REFUSALS, REFUSED, type RouteDeps, type Routes, serve } from "./route.ts";
@@ -209,51 +198,10 @@ export function produceRoutes(
     );
   });
 
-  // The hot path: checkUserTopic is userTopic's check, called directly (no schema parse),
-  // and the headers are read in one pass (produce_input.ts).
-  serve(app, produce, async (c) => {
-    const topic = checkUserTopic(c.req.param("topic")!);
-    allow(c, "publish", { topic });
-    const headers = readProduceHeaders(c.req.raw.headers);
-    const body = await readBody(c.req.raw, limits.maxMessageSize, deadlines, headers.contentLength);
-    const message = messageFromHeaders(headers, body, limits);
-    if (headers.found["mq-transaction"] !== undefined) {
-      return c.json(await beginTransaction(api, topic, message, headers.found), 201);
-    }
-    // api.call() inlined: the hottest route skips its async frame and closure.
-    const broker = await api.get();
-    let result: ProduceResult;
-    try {
-      result = await broker.produce(topic, message);
-    } catch (err) {
-      api.failed(broker, err);
-      throw err;
-    }
-    if (result.idempotentReplay) return c.json(result, 200, { "idempotent-replayed": "true" });
-    return c.json(result, 201);
-  });
+  // The hot path (produce_one.ts).
+  serve(app, produce, produceOne(deps));
 
   return app;
-}
-
-/** `Mq-Transaction: begin`: the message is stored as a half message (transactions.ts). */
-function beginTransaction(
-  api: RouteDeps<unknown>["api"],
-  topic: string,
-  message: ProduceMessage,
-  found: ProduceHeaders["found"],
-) {
-  if (found["mq-transaction"] !== "begin") {
-    throw new BrokerError("INVALID_HEADER", "Cannot read Mq-Transaction: the one value is begin");
-  }
-  const group = found["mq-producer-group"];
-  if (group === undefined) {
-    throw new BrokerError(
-      "INVALID_HEADER",
-      "Cannot begin a transaction without Mq-Producer-Group: the group is asked when it stays undecided",
-    );
-  }
-  return api.call((b) => transactionsOf(b).beginTransaction(topic, message, checkGroup(group)));
 }
 
 /** A JSON batch's items, not yet checked one by one. */

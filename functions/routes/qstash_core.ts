@@ -4,7 +4,7 @@
 // @upstash/qstash talks to /v2 (docs/qstash.md); these are the front end's own plumbing.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { QstashApi } from "../../runtime/protocol/core_api.ts";
-import { REDRIVE_IDS_MAX } from "./dlq.ts";
+import { REDRIVE_IDS_MAX } from "../../runtime/protocol/limits.ts";
 import { readJson } from "./json_body.ts";
 import { group, groupParams, intText, text } from "./params.ts";
 import {

@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { AdminApi } from "../../runtime/protocol/core_api.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
-import { batchItem, messageFromItem } from "../produce_input.ts";
+import { batchItem, messageFromItem } from "../batch_input.ts";
 import { readJson } from "./json_body.ts";
 import { text, userTopic } from "./params.ts";
 import {

@@ -3,7 +3,6 @@
 // check-back a producer group offers: a signed check URL, or a long poll.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { TransactionApi } from "../../runtime/protocol/core_api.ts";
-import { BrokerError } from "../../runtime/protocol/errors.ts";
 import type { TransactionDecision } from "../../runtime/protocol/transaction_types.ts";
 import { readJson } from "./json_body.ts";
 import { group as groupName, intText, text } from "./params.ts";
@@ -19,6 +18,7 @@ import {
   serve,
 } from "./route.ts";
 import { Message } from "./wire_schemas.ts";
+import { transactionsOf } from "./transactions_of.ts";
 
 const TAGS = ["transactions"];
 
@@ -171,18 +171,6 @@ const poll = createRoute({
     ...REFUSALS,
   },
 });
-
-/** The transaction calls of the broker, or a refusal when it serves none (a split-mode
- * broker client without client/transactions.ts). */
-export function transactionsOf(api: unknown): TransactionApi {
-  if (typeof (api as Partial<TransactionApi>).endTransaction !== "function") {
-    throw new BrokerError(
-      "BAD_REQUEST",
-      "Cannot use transactions: the broker behind this front end does not serve them",
-    );
-  }
-  return api as TransactionApi;
-}
 
 export function transactionRoutes(deps: RouteDeps<unknown>): Routes {
   const { api, allow, permits } = deps;

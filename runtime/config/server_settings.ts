@@ -122,6 +122,13 @@ export const SERVER_SETTINGS = [
     doc: "The broker registers its route in KV this often.",
     rocketmq: "registerNameServerPeriod",
   }),
+  intSetting("localRouteRegisterDelayMs", "MQ_LOCAL_ROUTE_REGISTER_DELAY_MS", {
+    unit: "ms",
+    default: 1000,
+    min: 0,
+    doc:
+      "With kvPath a local file, the broker first registers its route this long after it listens (a shared KV registers before), so that loading the KV client does not slow its first requests.",
+  }),
   ROUTE_EXPIRY_MS,
   boolSetting("autoCreateTopicEnable", "MQ_AUTO_CREATE_TOPIC", {
     default: true,

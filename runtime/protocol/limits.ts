@@ -114,6 +114,9 @@ export const BROKER_LINK_BINARY_BATCHES = boolSetting(
  * queryMessageNumsMax can lower it, not raise it. */
 export const QUERY_MESSAGE_NUMS_CEILING = 64;
 
+/** Message ids one dead-letter redrive names at most (the HTTP route and its SDK callers). */
+export const REDRIVE_IDS_MAX = 1000;
+
 // How long the HTTP server waits for a client and how many it keeps, enforced by the
 // platform's connection guard (runtime/platform/conn_guard.ts) on Deno and Bun alike; a
 // request in flight (a long poll) is never idle.

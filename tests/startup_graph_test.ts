@@ -1,0 +1,99 @@
+// What a process loads before it listens: the modules the entry files import statically
+// (`deno info`'s graph, dynamic imports and `import type` left out). What the first produce
+// does not need loads on first use (bench/README.md, "Cold start"), so it must stay out of
+// this graph: a static import of any of it puts its parse and evaluation back into every
+// cold start.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+
+const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), ".."));
+
+interface Module {
+  specifier: string;
+  dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+}
+
+/** Repository-relative paths of the modules `entry` loads before its first line runs. */
+async function staticGraph(entry: string): Promise<Set<string> & { packages: Set<string> }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  assert.ok(out.success, `deno info ${entry} failed`);
+  const modules = new Map<string, Module>();
+  for (const m of JSON.parse(new TextDecoder().decode(out.stdout)).modules as Module[]) {
+    modules.set(m.specifier, m);
+  }
+  const seen = new Set<string>();
+  const walk = [new URL(entry, `file://${ROOT}/`).href];
+  while (walk.length > 0) {
+    const at = walk.pop()!;
+    if (seen.has(at)) continue;
+    seen.add(at);
+    for (const d of modules.get(at)?.dependencies ?? []) {
+      if (d.code && !d.isDynamic) walk.push(d.code.specifier);
+    }
+  }
+  const files = [...seen].filter((s) => s.startsWith("file://")).map((s) =>
+    relative(ROOT, new URL(s).pathname)
+  );
+  const ours = new Set(files.filter((f) => !f.startsWith("..") && !f.includes("node_modules/")));
+  // Packages (deno info lists each package's entry file, outside the repository by the
+  // node_modules link): named by their folder under node_modules.
+  const packages = new Set(
+    files.filter((f) => f.includes("node_modules/")).map((f) =>
+      f.split("node_modules/")[1].split("/").slice(
+        0,
+        f.split("node_modules/")[1].startsWith("@") ? 2 : 1,
+      ).join("/")
+    ),
+  );
+  return Object.assign(ours, { packages });
+}
+
+/** Loaded on first use, never before the first produce. */
+const LAZY = [
+  "functions/full_app.ts",
+  "functions/routes/produce.ts",
+  "functions/routes/route.ts",
+  "functions/routes/wire_schemas.ts",
+  "functions/batch_input.ts",
+  "functions/routes/topics.ts",
+  "functions/routes/pull.ts",
+  "functions/routes/pop.ts",
+  "functions/routes/groups.ts",
+  "functions/routes/transactions.ts",
+  "functions/routes/subscriptions.ts",
+  "functions/routes/ops.ts",
+  "functions/routes/dashboard.ts",
+  "functions/dashboard/page.ts",
+  "functions/dashboard/uplot_vendor.ts",
+  "functions/qstash/app.ts",
+  // The gRPC transport and descriptor load on the first gRPC connection, the HA node only
+  // in a replicated group, the remoting front end only when it is on.
+  "functions/grpc/h2/lean.ts",
+  "functions/grpc/service.ts",
+  "runtime/ha/node.ts",
+  "functions/remoting/mod.ts",
+];
+
+Deno.test("every module the startup graph test keeps out exists", () => {
+  for (const f of LAZY) assert.ok(existsSync(join(ROOT, f)), `${f} is gone: update LAZY`);
+});
+
+for (const entry of ["runtime/main.ts", "functions/main.ts", "functions/deploy.ts"]) {
+  Deno.test(`${entry} loads only what its first produce needs before it listens`, async () => {
+    const graph = await staticGraph(entry);
+    // The walk itself works: what the first produce needs is there.
+    assert.ok(graph.has("functions/app.ts"), [...graph].join("\n"));
+    assert.ok(graph.has("functions/routes/produce_one.ts"));
+    const loaded = LAZY.filter((f) => graph.has(f));
+    assert.deepEqual(loaded, [], `statically imported by ${entry}: ${loaded.join(", ")}`);
+    // Nor zod, @hono/zod-openapi and the OpenAPI generator: a third of the cold start.
+    const packages = [...graph.packages].filter((p) => /zod/.test(p));
+    assert.deepEqual(packages, [], `${entry} loads ${packages.join(", ")} before it listens`);
+  });
+}
