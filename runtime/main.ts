@@ -8,7 +8,7 @@
 import process from "node:process";
 import { readFileSync, statfsSync } from "node:fs";
 import { ConfigError, loadBrokerConfig, settingsHelp } from "./config.ts";
-import { jsonLogger, type Logger } from "./log.ts";
+import { jsonLogger } from "./log.ts";
 import { Broker } from "./broker.ts";
 import { pickPlatform } from "./platform/pick.ts";
 import { createApp } from "../functions/app.ts";
@@ -21,47 +21,9 @@ import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
 import { storeHostOf } from "./core/store_host.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { Readiness } from "./readiness.ts";
+import { replicationPortHold, reservePort } from "./port_hold.ts";
 import type { KvPort } from "./platform/kv_port.ts";
-import type { Platform } from "./platform/platform.ts";
 import type { GrpcServer } from "../functions/grpc/server.ts";
-
-/** A free port, held by a listener until release(): a port picked early and bound much later
- * (the store opens in between) would otherwise be free for any other process to take. */
-async function reservePort(
-  platform: Platform,
-  host: string,
-  port = 0,
-): Promise<{ port: number; release(): Promise<void> }> {
-  const server = await platform.listenTcp({ hostname: host, port }, (s) => s.destroy());
-  return { port: server.port, release: () => server.close() };
-}
-
-/** A free port for the replication listener, named in the lease before it is bound and bound
- * only while this replica is master: held by a placeholder whenever it is not, so that no
- * other process takes it in between (a promotion would then fail to listen). */
-async function replicationPortHold(platform: Platform, host: string, log: Logger) {
-  const first = await reservePort(platform, host);
-  const port = first.port;
-  let held: { release(): Promise<void> } | undefined = first;
-  return {
-    port,
-    async release() {
-      const h = held;
-      held = undefined;
-      await h?.release();
-    },
-    async hold() {
-      if (held) return;
-      held = await reservePort(platform, host, port).catch((err) => {
-        log("warn", "cannot hold the replication port while not master", {
-          port,
-          err: String(err),
-        });
-        return undefined;
-      });
-    },
-  };
-}
 
 function readConfigFile(args: string[]): Record<string, unknown> {
   const i = args.findIndex((a) => a === "--config" || a.startsWith("--config="));
