@@ -42,9 +42,8 @@ export interface StoreConfig {
   /** The longest a ConsumeQueue's new units wait for their sync (ms), so the longest
    * stretch of CommitLog a crash recovery re-dispatches. 10,000 (RocketMQ: 60,000). */
   flushConsumeQueueThoroughInterval: number;
-  /** A checkpoint (or stop) with this many ConsumeQueues to sync, or more, makes them
-   * durable with one sync of the filesystem where the platform offers it (FsSync: Bun);
-   * 0 never. 64. */
+  /** A stop with this many ConsumeQueues to sync, or more, makes them durable with one
+   * sync of the filesystem where the platform offers it (FsSync: Bun); 0 never. 64. */
   consumeQueueFsSyncMinQueues: number;
   /** Index hash slots per IndexFile (maxHashSlotNum). 5,000,000. */
   maxHashSlotNum: number;

@@ -68,6 +68,21 @@ Deno.test("a stop with many ConsumeQueues to sync takes one filesystem sync, and
   }
 });
 
+Deno.test("checkpoints while the store runs sync file by file; only a stop takes the filesystem sync", async () => {
+  const disk = new SimDisk({ fsSync: true });
+  const store = newStore(disk, 4);
+  await store.open();
+  await fill(store);
+  const core = storeCore(store);
+  // A full one while serving stays per file: syncfs beside produces cut their rate
+  // several-fold (bench/README.md).
+  await core.checkpoints.run();
+  assert.equal(disk.stats.fsSyncs, 0);
+  await fill(store);
+  await store.close();
+  assert.equal(disk.stats.fsSyncs, 1);
+});
+
 Deno.test("fewer ConsumeQueues than consumeQueueFsSyncMinQueues are synced file by file", async () => {
   const disk = new SimDisk({ fsSync: true });
   const store = newStore(disk, 100);
