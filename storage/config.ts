@@ -42,6 +42,9 @@ export interface StoreConfig {
   /** The longest a ConsumeQueue's new units wait for their sync (ms), so the longest
    * stretch of CommitLog a crash recovery re-dispatches. 10,000 (RocketMQ: 60,000). */
   flushConsumeQueueThoroughInterval: number;
+  /** A stop with this many ConsumeQueues to sync, or more, makes them durable with one
+   * sync of the filesystem where the platform offers it (FsSync: Bun); 0 never. 64. */
+  consumeQueueFsSyncMinQueues: number;
   /** Index hash slots per IndexFile (maxHashSlotNum). 5,000,000. */
   maxHashSlotNum: number;
   /** Index entries per IndexFile (maxIndexNum). 20,000,000. */
@@ -116,6 +119,7 @@ export function defaultStoreConfig(storePathRootDir: string): StoreConfig {
     flushIntervalConsumeQueue: 1000,
     flushConsumeQueueLeastPages: 2,
     flushConsumeQueueThoroughInterval: 10_000,
+    consumeQueueFsSyncMinQueues: 64,
     maxHashSlotNum: 5_000_000,
     maxIndexNum: 20_000_000,
     messageIndexEnable: true,

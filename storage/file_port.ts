@@ -22,6 +22,14 @@ export interface FileHandle {
   close(): void;
 }
 
+/** Everything written on one filesystem made durable in one call (Linux syncfs). Opened
+ * when a store opens, so it reports write-back errors from then on (Linux ≥ 5.8). */
+export interface FsSync {
+  /** Rejects if anything written may be lost, as a failed fdatasync does. */
+  sync(): Promise<void>;
+  close(): void;
+}
+
 export interface FilePort {
   /** Opens for reading and writing; `create` makes a missing file (an unsynced name until syncDir). */
   open(path: string, options?: { create?: boolean }): FileHandle;
@@ -39,6 +47,9 @@ export interface FilePort {
   modifiedMs(path: string): number;
   /** Size and free bytes of the filesystem holding `dir`; undefined when it cannot tell. */
   diskSpace?(dir: string): DiskSpace | undefined;
+  /** Optional (a platform that has syncfs): one sync for `dir`'s whole filesystem, used
+   * when many files need their fdatasync at once (ConsumeQueueStore.datasyncAll). */
+  openFsSync?(dir: string): FsSync | undefined;
 }
 
 export interface DiskSpace {

@@ -6,11 +6,14 @@
 //    of the unsynced operations with the last one torn at a random byte;
 //  - failDatasync() makes the next fdatasync of a file fail with EIO and, as Linux does,
 //    forget its dirty data (the page stays readable but is never made durable);
+//  - with `fsSync`, openFsSync() gives a whole-disk sync (Linux syncfs): every file's data
+//    and every name durable at once; failFsSync() makes the next one fail and forget all
+//    dirty data, as failDatasync() does for one file;
 //  - a capacity (setCapacity) makes a write that needs more 4 KiB pages than are free land
 //    as far as they go and then fail with ENOSPC, as a full filesystem does. Files are
 //    sparse: growing one with truncate takes no pages, shrinking it frees them.
 // Folders themselves are always durable (a simplification, stated here).
-import type { DiskSpace, FileHandle, FilePort } from "./file_port.ts";
+import type { DiskSpace, FileHandle, FilePort, FsSync } from "./file_port.ts";
 import { dirName } from "./file_port.ts";
 
 const PAGE_BYTES = 4096;
@@ -69,11 +72,44 @@ export class SimDisk implements FilePort {
   #failDatasync = new Set<string>();
   #nowMs: () => number;
   #capacityBytes: number | undefined;
+  #fsSync: boolean;
+  #failFsSync = false;
   /** Counters for tests and benchmarks. */
-  readonly stats = { datasyncs: 0, writes: 0, dirSyncs: 0, reads: 0 };
+  readonly stats = { datasyncs: 0, writes: 0, dirSyncs: 0, reads: 0, fsSyncs: 0 };
 
-  constructor(options: { nowMs?: () => number } = {}) {
+  constructor(options: { nowMs?: () => number; fsSync?: boolean } = {}) {
     this.#nowMs = options.nowMs ?? (() => 0);
+    this.#fsSync = options.fsSync ?? false;
+  }
+
+  /** With the `fsSync` option: a sync of the whole disk, as syncfs(2). */
+  openFsSync(_dir: string): FsSync | undefined {
+    if (!this.#fsSync) return undefined;
+    const generation = this.#generation;
+    return {
+      sync: () => {
+        this.checkGeneration(generation);
+        this.stats.fsSyncs++;
+        const failed = this.#failFsSync;
+        this.#failFsSync = false;
+        for (const inode of new Set(this.#names.values())) {
+          if (!failed) {
+            for (const op of inode.pending) inode.durable = Inode.apply(inode.durable, op);
+          }
+          inode.pending = [];
+        }
+        if (failed) return Promise.reject(new SimDiskError("EIO", "Input/output error on syncfs"));
+        this.#durableNames = new Map(this.#names);
+        return Promise.resolve();
+      },
+      close: () => {},
+    };
+  }
+
+  /** The next whole-disk sync fails with EIO and every file's unsynced data is never made
+   * durable. */
+  failFsSync(): void {
+    this.#failFsSync = true;
   }
 
   get generation(): number {
@@ -214,6 +250,7 @@ export class SimDisk implements FilePort {
     this.#names = new Map(names);
     this.#durableNames = new Map(names);
     this.#failDatasync.clear();
+    this.#failFsSync = false;
     this.#generation++;
   }
 

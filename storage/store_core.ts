@@ -67,6 +67,7 @@ export function createStoreCore({ files, config, nowMs, log }: StoreCoreOptions)
     files,
     root,
     config.mappedFileSizeConsumeQueueUnits,
+    config.consumeQueueFsSyncMinQueues,
   );
   const index = new IndexService({
     files,

@@ -99,6 +99,13 @@ export const STORE_SETTINGS = [
       "The longest a ConsumeQueue's new units wait for their fdatasync: the most CommitLog time a crash recovery re-dispatches (RocketMQ's default is 60,000). 0 syncs every queue at every checkpoint.",
     rocketmq: "flushConsumeQueueThoroughInterval",
   }),
+  intSetting("store.consumeQueueFsSyncMinQueues", "MQ_CQ_FS_SYNC_MIN_QUEUES", {
+    unit: "count",
+    default: 64,
+    min: 0,
+    doc:
+      "A stop with at least this many ConsumeQueues to sync (a checkpoint still running at the stop included) makes them durable with one sync of the whole filesystem (Linux syncfs) instead of one fdatasync each, where the platform offers it (Bun, whose small I/O thread pool took 1–8 s for the 8,000 fdatasyncs of 1,000 topics); 0 always syncs file by file. Checkpoints while serving stay file by file. The data folder's filesystem is synced as a whole, so other writers on it add to that sync.",
+  }),
   intSetting("store.maxHashSlotNum", "MQ_INDEX_HASH_SLOTS", {
     unit: "count",
     default: 5_000_000,

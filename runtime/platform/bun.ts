@@ -1,4 +1,4 @@
-import { NodeFilePort } from "../../storage/node_fs_port.ts";
+import { BunFilePort } from "./bun_fs_sync.ts";
 import { openSqliteOnBun } from "./bun_sqlite.ts";
 import { type KvOpenOptions, KvPortError, openNodeKv } from "./kv_port.ts";
 import { isEtcdUrl, openEtcdKv } from "./etcd_port.ts";
@@ -14,7 +14,8 @@ export function bunPlatform(): Platform {
   return {
     name: "bun",
     version: Bun.version,
-    files: new NodeFilePort(),
+    // Many ConsumeQueue syncs at once take one syncfs (bun_fs_sync.ts).
+    files: new BunFilePort(),
     clock: systemClock,
     bodyText: fatalThenScan(),
     serve(options: ServeOptions, handler: FetchHandler): Promise<HttpServer> {

@@ -172,6 +172,31 @@ check(
 );
 
 check(
+  "openFsSync() on Bun syncs the filesystem on a worker (syncfs), and refuses once closed",
+  () =>
+    withDir(async (dir) => {
+      const { files } = platform;
+      if (platform.name !== "bun") return assert.equal(files.openFsSync?.(dir), undefined);
+      // libc's syncfs is looked up in the background when the platform is made.
+      let fsSync = files.openFsSync!(dir);
+      for (let i = 0; i < 100 && !fsSync; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        fsSync = files.openFsSync!(dir);
+      }
+      assert.ok(fsSync, "syncfs found in libc");
+      const file = files.open(`${dir}/one`, { create: true });
+      file.writeAt(utf8("abc"), 0);
+      await fsSync.sync();
+      file.close();
+      fsSync.close();
+      await assert.rejects(fsSync.sync(), /closed/);
+      // deno-lint-ignore no-explicit-any
+      const stats = (files as any).syncfs.stats;
+      assert.ok(stats.onWorker >= 1, "the syncfs ran on a worker thread");
+    }),
+);
+
+check(
   "openKv() on a local file: set, get, checkAndSet, list, delete",
   () =>
     withDir(async (dir) => {

@@ -183,19 +183,18 @@ export class ConsumeQueue {
   get needsSync(): boolean {
     return this.#pending.length > 0 || this.#dirty.size > 0 || this.#newNames;
   }
-  /** Makes written units and new file names durable (checkpoint). */
-  async datasync(): Promise<void> {
+  /** Makes written units and new file names durable (checkpoint); `fsSynced`: only writes. */
+  async datasync(fsSynced = false): Promise<void> {
     // Puts from here on are the next sync's (the checkpoint read its bound before).
     this.unsyncedFrom = Infinity;
     this.unsyncedUnits = this.skippedSyncs = 0;
     this.#flushWrites();
-    const dirty = [...this.#dirty];
+    const dirty = [...this.#dirty], names = this.#newNames;
     this.#dirty.clear();
+    this.#newNames = false;
+    if (fsSynced) return; // the caller syncs the whole filesystem (FsSync)
     for (const f of dirty) await f.handle.datasync();
-    if (this.#newNames) {
-      this.#newNames = false;
-      await this.files.syncDir(this.dir);
-    }
+    if (names) await this.files.syncDir(this.dir);
   }
 
   /**
