@@ -28,10 +28,10 @@ import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { startServer } from "../broker_process.ts";
 import { MqClient } from "../../client/mod.ts";
 import {
   autocannonPost,
-  brokerDenoV8Flags,
   busyMachineWarning,
   cpuTimes,
   idleText,
@@ -72,39 +72,6 @@ const e2eRate = args.includes("--e2e-rate")
 const g = globalThis as any;
 const runtime = g.Deno ? `deno ${g.Deno.version.deno}` : `bun ${g.Bun.version}`;
 const say = (line: string) => process.stderr.write(line + "\n");
-
-function startServer(
-  script: string,
-  env: Record<string, string>,
-): Promise<{ url: string; pid: number | undefined; stop(): Promise<void> }> {
-  // The broker's own V8 flags (deno.json "start"), for the baseline too, so both match.
-  const argv = g.Deno ? ["run", brokerDenoV8Flags(), "-A", script] : ["run", script];
-  const child = spawn(process.execPath, argv, {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (line) {
-        resolve({
-          url: JSON.parse(line).url,
-          pid: child.pid,
-          stop: () =>
-            new Promise((done) => {
-              child.on("close", () => done());
-              child.kill("SIGTERM");
-            }),
-        });
-      }
-    });
-    child.on("error", reject);
-    child.on("close", (code) => reject(new Error(`${script} exited early (${code})`)));
-  });
-}
 
 /**
  * A steady producer (paced_producer.mjs) run by Node.js, like autocannon: raw keep-alive

@@ -14,7 +14,8 @@ import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { brokerDenoV8Flags, commandLine, median, runtimeInfo } from "../support.ts";
+import { startServer } from "../broker_process.ts";
+import { commandLine, median, runtimeInfo } from "../support.ts";
 
 const flags = commandLine();
 const seconds = flags.number("seconds", 4);
@@ -49,32 +50,7 @@ interface Server {
 
 function start(name: string): Promise<Server> {
   const { script, env } = SERVERS[name];
-  const argv = rt.name === "deno" ? ["run", brokerDenoV8Flags(), "-A", script] : ["run", script];
-  const child = spawn(process.execPath, argv, {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => {
-      buf += chunk;
-      const line = buf.split("\n").find((l) => l.includes('"listening"'));
-      if (line) {
-        resolve({
-          url: JSON.parse(line).url,
-          pid: child.pid!,
-          stop: () =>
-            new Promise((done) => {
-              child.on("close", () => done());
-              child.kill("SIGTERM");
-            }),
-        });
-      }
-    });
-    child.on("error", reject);
-    child.on("close", (code) => reject(new Error(`${script} exited early (${code})`)));
-  });
+  return startServer(script, env);
 }
 
 /** utime and stime of a process (all threads), and of its main thread (the JS thread), ms. */
