@@ -151,12 +151,31 @@ class Group implements AsyncDisposable {
   async waitFor(what: string, ok: () => boolean, withinMs: number): Promise<number> {
     const started = performance.now();
     for (;;) {
-      assert.ok(this.leaders().length <= 1, `two leaders at once (${what})`);
+      if (this.leaders().length > 1) {
+        assert.fail(`two leaders at once (${what}): ${this.#explain()}`);
+      }
       if (ok()) return performance.now() - started;
       if (performance.now() - started > withinMs) assert.fail(`Not within ${withinMs} ms: ${what}`);
       await sleep(SAMPLE_MS);
     }
   }
+
+  /** Each leader's epoch, time to its deadline and acquisitions, and how far the wall clock
+   * moved against the monotonic one since the group started (a step would explain it). */
+  #explain(): string {
+    const now = performance.now();
+    const leaders = this.leaders().map((n) => {
+      const h = n.keeper.holding();
+      const got = n.acquired.map((a) => `e${a.epoch}@${(a.atMs - now).toFixed(0)}ms`).join(",");
+      return `broker ${n.id} epoch ${h?.epoch} deadline in ${
+        h ? (h.deadlineMonotonicMs - now).toFixed(0) : "?"
+      } ms, acquired ${got}`;
+    });
+    const drift = Date.now() - performance.now() - this.#wallMinusMono;
+    return `${leaders.join("; ")}; wall clock moved ${drift.toFixed(1)} ms against monotonic`;
+  }
+
+  readonly #wallMinusMono = Date.now() - performance.now();
 
   /** Every epoch was acquired by exactly one broker, and epochs went up one at a time. */
   checkEpochs(): number[] {
