@@ -15,6 +15,7 @@ import { FUNCTIONS_HOST_DEFAULT, functionsSettingsFromEnv } from "../runtime/pro
 import { ConfigError } from "../runtime/protocol/setting.ts";
 import { jsonLogger } from "../runtime/log.ts";
 import { grpcSettingsFromEnv } from "../runtime/protocol/grpc_settings.ts";
+import { family } from "../runtime/protocol/prom_text.ts";
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const int = (name: string, fallback: number) => {
@@ -137,24 +138,36 @@ process.stdout.write(
 /** The route cache's counters (bench/cluster: route_cache_hit_ratio). */
 function routeCacheLines({ hits, misses }: { hits: number; misses: number }): string[] {
   return [
-    "# HELP mq_cluster_route_cache_hits_total Topic routes answered from the route cache.",
-    "# TYPE mq_cluster_route_cache_hits_total counter",
-    `mq_cluster_route_cache_hits_total ${hits}`,
-    "# HELP mq_cluster_route_cache_misses_total Topic routes read from the coordination store.",
-    "# TYPE mq_cluster_route_cache_misses_total counter",
-    `mq_cluster_route_cache_misses_total ${misses}`,
+    ...family(
+      "mq_cluster_route_cache_hits_total",
+      "counter",
+      "Topic routes answered from the route cache.",
+      hits,
+    ),
+    ...family(
+      "mq_cluster_route_cache_misses_total",
+      "counter",
+      "Topic routes read from the coordination store.",
+      misses,
+    ),
   ];
 }
 
 /** The produce coalescer's counters (bench/cluster: hop_coalesced_per_batch). */
 function coalesceLines({ batches, messages }: { batches: number; messages: number }): string[] {
   return [
-    "# HELP mq_cluster_produce_coalesced_batches_total Batch calls made of concurrent single produces.",
-    "# TYPE mq_cluster_produce_coalesced_batches_total counter",
-    `mq_cluster_produce_coalesced_batches_total ${batches}`,
-    "# HELP mq_cluster_produce_coalesced_messages_total Single produces sent inside those batch calls.",
-    "# TYPE mq_cluster_produce_coalesced_messages_total counter",
-    `mq_cluster_produce_coalesced_messages_total ${messages}`,
+    ...family(
+      "mq_cluster_produce_coalesced_batches_total",
+      "counter",
+      "Batch calls made of concurrent single produces.",
+      batches,
+    ),
+    ...family(
+      "mq_cluster_produce_coalesced_messages_total",
+      "counter",
+      "Single produces sent inside those batch calls.",
+      messages,
+    ),
   ];
 }
 
