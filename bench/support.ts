@@ -288,43 +288,51 @@ export function brokerDenoV8Flags(): string {
 }
 let denoV8Flags: string | undefined;
 
-/**
- * Requests/s autocannon (Node.js, its own process) reaches POSTing `bodyFile` to `url`,
- * refusing any non-2xx; with `pid`, also the CPU µs that server process spent per request
- * meanwhile.
- */
-export function autocannonPost(
-  url: string,
-  bodyFile: string,
-  connections: number,
-  durationS: number,
-  pid?: number,
-): Promise<{ rate: number; cpuUsPerReq: number | undefined }> {
-  const cpuBefore = processCpuMs(pid);
-  const cli = new URL("../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
-  const args = ["-c", String(connections), "-d", String(durationS), "-m", "POST"];
-  const child = spawn("node", [cli, ...args, "-i", bodyFile, "-j", url], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
+/** Runs a Node.js load process (`node …args`) and resolves with the JSON of the last line
+ * it prints on stdout; its stderr is shown unless `quiet`. */
+export function runNodeJson<T>(args: string[], quiet = false): Promise<T> {
+  const child = spawn("node", args, { stdio: ["ignore", "pipe", quiet ? "ignore" : "inherit"] });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.setEncoding("utf8");
     child.stdout!.on("data", (c: string) => out += c);
+    child.on("error", reject);
     child.on("close", () => {
       try {
-        const r = JSON.parse(out);
-        if (r.non2xx > 0 || r.errors > 0) {
-          reject(new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors at ${url}`));
-          return;
-        }
-        const cpuAfter = processCpuMs(pid);
-        const cpuUsPerReq = cpuBefore === undefined || cpuAfter === undefined
-          ? undefined
-          : (cpuAfter - cpuBefore) * 1000 / Math.max(1, r.requests.total);
-        resolve({ rate: r.requests.average, cpuUsPerReq });
+        resolve(JSON.parse(out.trim().split("\n").at(-1)!) as T);
       } catch (err) {
         reject(err);
       }
     });
   });
+}
+
+/**
+ * Requests/s autocannon (Node.js, its own process) reaches POSTing `bodyFile` to `url`, and
+ * the requests it made, refusing any non-2xx; with `pid`, also the CPU µs that server
+ * process spent per request meanwhile.
+ */
+export async function autocannonPost(
+  url: string,
+  bodyFile: string,
+  connections: number,
+  durationS: number,
+  pid?: number,
+): Promise<{ rate: number; requests: number; cpuUsPerReq: number | undefined }> {
+  const cpuBefore = processCpuMs(pid);
+  const cli = new URL("../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
+  const args = ["-c", String(connections), "-d", String(durationS), "-m", "POST"];
+  const r = await runNodeJson<{
+    non2xx: number;
+    errors: number;
+    requests: { average: number; total: number };
+  }>([cli, ...args, "-i", bodyFile, "-j", url], true);
+  if (r.non2xx > 0 || r.errors > 0) {
+    throw new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors at ${url}`);
+  }
+  const cpuAfter = processCpuMs(pid);
+  const cpuUsPerReq = cpuBefore === undefined || cpuAfter === undefined
+    ? undefined
+    : (cpuAfter - cpuBefore) * 1000 / Math.max(1, r.requests.total);
+  return { rate: r.requests.average, requests: r.requests.total, cpuUsPerReq };
 }

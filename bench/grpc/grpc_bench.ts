@@ -33,14 +33,13 @@
 // share the 2 cores with the broker; the ratios hold on a noisy machine better than the
 // absolute figures (bench/README.md).
 import process from "node:process";
-import { spawn } from "node:child_process";
 import { Buffer } from "node:buffer";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import { MqClient } from "../../client/mod.ts";
 import { loadMessagingService } from "../../functions/grpc/proto.ts";
-import { commandLine, median, round, runtimeInfo, say } from "../support.ts";
+import { commandLine, median, round, runNodeJson, runtimeInfo, say } from "../support.ts";
 import { type ServerChild, startBroker } from "../broker_process.ts";
 import { cpuSecondsOf, grpcFrame, hasH2load, runH2load } from "./h2load.ts";
 
@@ -74,19 +73,7 @@ async function startGrpcBroker(dataDir: string): Promise<Broker> {
 
 /** Runs a Node.js load process and returns its JSON line. */
 function nodeJson(args: string[]): Promise<{ requests: number; errors: number; non2xx?: number }> {
-  const child = spawn("node", args, { stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (c: string) => out += c);
-    child.on("close", () => {
-      try {
-        resolve(JSON.parse(out.trim().split("\n").pop()!));
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
+  return runNodeJson(args);
 }
 
 interface Rate {

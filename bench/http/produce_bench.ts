@@ -38,6 +38,7 @@ import {
   machineIdleShare,
   median,
   percentile,
+  runNodeJson,
   stealShare,
   stealText,
   stealWarning,
@@ -78,27 +79,13 @@ const say = (line: string) => process.stderr.write(line + "\n");
  * HTTP/1.1, ~4x cheaper per request than fetch on Deno, so the load generator leaves the
  * cores to the broker. Resolves with the produces answered per second.
  */
-function paced(url: string, rate: number, durationS: number): Promise<number> {
+async function paced(url: string, rate: number, durationS: number): Promise<number> {
   const script = new URL("./paced_producer.mjs", import.meta.url).pathname;
-  const child = spawn(
-    "node",
+  const r = await runNodeJson<{ failed: number; rate: number }>(
     [script, url, String(Math.round(rate)), String(durationS), "64"],
-    { stdio: ["ignore", "pipe", "inherit"] },
   );
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (c: string) => out += c);
-    child.on("close", () => {
-      try {
-        const r = JSON.parse(out.trim().split("\n").at(-1)!);
-        if (r.failed > 0) reject(new Error(`paced producer saw ${r.failed} failures`));
-        else resolve(r.rate);
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
+  if (r.failed > 0) throw new Error(`paced producer saw ${r.failed} failures`);
+  return r.rate;
 }
 
 /** Runs `connections` loops of `once` for `ms`; returns completed operations per second. */

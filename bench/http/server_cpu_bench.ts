@@ -11,11 +11,10 @@
 // share of the wall time (`_main_thread_busy`) says whether that thread is what bounds the
 // rate. Figures are medians over the rounds (bench/README.md, "Produce path").
 import process from "node:process";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { startServer } from "../broker_process.ts";
-import { commandLine, median, runtimeInfo } from "../support.ts";
+import { autocannonPost, commandLine, median, runtimeInfo } from "../support.ts";
 
 const flags = commandLine();
 const seconds = flags.number("seconds", 4);
@@ -68,27 +67,9 @@ function cpuMs(pid: number): { user: number; sys: number; main: number } {
   };
 }
 
-function autocannon(url: string, bodyFile: string, c: number, s: number): Promise<number> {
-  const cli = new URL("../../node_modules/autocannon/autocannon.js", import.meta.url).pathname;
-  const child = spawn(
-    "node",
-    [cli, "-c", String(c), "-d", String(s), "-m", "POST", "-i", bodyFile, "-j", url],
-    { stdio: ["ignore", "pipe", "ignore"] },
-  );
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (chunk: string) => out += chunk);
-    child.on("close", () => {
-      try {
-        const r = JSON.parse(out);
-        if (r.non2xx > 0 || r.errors > 0) reject(new Error(`${r.non2xx} non-2xx at ${url}`));
-        else resolve(r.requests.total);
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
+/** Requests autocannon made POSTing `bodyFile` to `url` (all 2xx). */
+async function autocannon(url: string, bodyFile: string, c: number, s: number): Promise<number> {
+  return (await autocannonPost(url, bodyFile, c, s)).requests;
 }
 
 const bodyFile = `${dataDir}/body-1k`;

@@ -19,12 +19,11 @@
 // pop_missing and push_missing must be 0. Targets (issue #27): mixed_p99_ms ≤ 8,
 // mixed_rss_growth_mib ≤ 32. bench/README.md has the figures.
 import process from "node:process";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { MqClient } from "../../client/mod.ts";
-import { commandLine, machineIdleShare, round, runtimeInfo, say } from "../support.ts";
+import { commandLine, machineIdleShare, round, runNodeJson, runtimeInfo, say } from "../support.ts";
 import { type ServerChild, startBroker, startServer } from "../broker_process.ts";
 
 const flags = commandLine();
@@ -52,24 +51,15 @@ interface Produced {
 }
 
 /** latency_producer.mjs (Node.js) against `url` for `s` seconds; its JSON line. */
-function producer(url: string, s: number): Promise<Produced> {
-  const child = spawn("node", [here("./latency_producer.mjs"), url, String(rate), String(s)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (c: string) => out += c);
-    child.on("close", () => {
-      try {
-        const r = JSON.parse(out) as Produced;
-        if (r.failed > 0) reject(new Error(`the producer saw ${r.failed} failures`));
-        else resolve(r);
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
+async function producer(url: string, s: number): Promise<Produced> {
+  const r = await runNodeJson<Produced>([
+    here("./latency_producer.mjs"),
+    url,
+    String(rate),
+    String(s),
+  ]);
+  if (r.failed > 0) throw new Error(`the producer saw ${r.failed} failures`);
+  return r;
 }
 
 function rssMiB(pid: number): number {

@@ -33,7 +33,15 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
-import { brokerDenoV8Flags, commandLine, median, round, runtimeInfo, say } from "../support.ts";
+import {
+  brokerDenoV8Flags,
+  commandLine,
+  median,
+  round,
+  runNodeJson,
+  runtimeInfo,
+  say,
+} from "../support.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -241,26 +249,15 @@ async function functionsColdStarts(
 }
 
 /** Produces/s autocannon (topics_load.mjs, Node.js) reaches over topics t0…t(n-1). */
-function produceRate(url: string, topics: number): Promise<number> {
+async function produceRate(url: string, topics: number): Promise<number> {
   const script = new URL("./topics_load.mjs", import.meta.url).pathname;
-  const child = spawn("node", [script, url, String(topics), String(CONNECTIONS), String(seconds)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (c: string) => out += c);
-    child.on("close", () => {
-      try {
-        const r = JSON.parse(out);
-        if (r.non2xx > 0 || r.errors > 0) {
-          reject(new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors`));
-        } else resolve(r.requests_per_s);
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
+  const r = await runNodeJson<{ non2xx: number; errors: number; requests_per_s: number }>(
+    [script, url, String(topics), String(CONNECTIONS), String(seconds)],
+  );
+  if (r.non2xx > 0 || r.errors > 0) {
+    throw new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors`);
+  }
+  return r.requests_per_s;
 }
 
 async function manyTopics() {
