@@ -96,6 +96,7 @@ export function clusterRouter(o: ClusterRouterOptions): {
     connect: o.link.connect,
     routeExpiryMs: o.routeExpiryMs,
     routeCacheMs: o.routeCacheMs,
+    topicsMax: settings.clusterRouteCacheTopicsMax,
     nowMs: o.nowMs,
     log: (level, msg, fields) => {
       if (level === "warn") o.log?.(level, msg, fields);

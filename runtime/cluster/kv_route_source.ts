@@ -17,6 +17,7 @@ import { brokerUrl, readRoutes, type RouteEntry } from "../protocol/routes.ts";
 import type { ClusterRouteSource, GroupLink, ResolvedTopicRoute } from "./route_source.ts";
 import { newRecord, TopicRecords } from "./topic_records.ts";
 import { joinRoute, type LiveGroups } from "./route_join.ts";
+import { CLUSTER_ROUTE_CACHE_TOPICS_MAX } from "../config/cluster_router_settings.ts";
 
 /** Makes the client that reaches a group's master at `url` (entry files pass
  * functions/broker_link.ts's; tests pass in-process Brokers). */
@@ -29,6 +30,8 @@ export interface KvRouteSourceOptions {
   connect: GroupConnect;
   routeExpiryMs: number;
   routeCacheMs: number;
+  /** Most topics' routes cached (clusterRouteCacheTopicsMax); default its default. */
+  topicsMax?: number;
   nowMs: () => number;
   /** Warnings (a registration reporting more queues than a slot holds). */
   log?: Logger;
@@ -143,10 +146,26 @@ export class KvClusterRouteSource implements ClusterRouteSource {
       );
     }
     const route = await joinRoute(record!, live, { create, fresh, log: this.#o.log });
-    if (generation === this.#generation) {
-      this.#topics.set(topic, { route, until: this.#o.nowMs() + this.#o.routeCacheMs });
-    }
+    if (generation === this.#generation) this.#remember(topic, route);
     return route;
+  }
+
+  /** Caches `route`; the Map's order is the order of reads, so beyond topicsMax the
+   * topic read longest ago goes (a topic in use is read again every routeCacheMs). */
+  #remember(topic: string, route: ResolvedTopicRoute) {
+    const topics = this.#topics;
+    topics.delete(topic);
+    topics.set(topic, { route, until: this.#o.nowMs() + this.#o.routeCacheMs });
+    const max = this.#o.topicsMax ?? CLUSTER_ROUTE_CACHE_TOPICS_MAX.default;
+    for (const oldest of topics.keys()) {
+      if (topics.size <= max) break;
+      topics.delete(oldest);
+    }
+  }
+
+  /** Topics whose route is cached now (tests, /metrics). */
+  get cachedTopics(): number {
+    return this.#topics.size;
   }
 
   /** Groups not live now whose registration, seen within routeExpiryMs, listed `topic`

@@ -124,6 +124,18 @@ export const CLUSTER_PRODUCE_COALESCE_IN_FLIGHT_MAX = intSetting(
   },
 );
 
+export const CLUSTER_ROUTE_CACHE_TOPICS_MAX = intSetting(
+  "clusterRouteCacheTopicsMax",
+  "MQ_CLUSTER_ROUTE_CACHE_TOPICS_MAX",
+  {
+    unit: "count",
+    default: 10_000,
+    min: 1,
+    doc:
+      "How many topics' routes the router keeps cached (each for routeCacheMs); beyond it the route read from the coordination store longest ago is forgotten and read again when next used.",
+  },
+);
+
 export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_SEND_RETRY_TIMES,
   CLUSTER_SEND_LATENCY_FAULT_ENABLE,
@@ -131,6 +143,7 @@ export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_POP_POLL_SLICE_MS,
   CLUSTER_AUTO_CREATE_TOPIC_ENABLE,
   CLUSTER_ROTATION_KEYS_MAX,
+  CLUSTER_ROUTE_CACHE_TOPICS_MAX,
   CLUSTER_PRODUCE_COALESCE_ENABLE,
   CLUSTER_PRODUCE_COALESCE_ITEMS_MAX,
   CLUSTER_PRODUCE_COALESCE_BYTES_MAX,
@@ -147,6 +160,7 @@ export function clusterRouterSettingsFromEnv(env: Record<string, string | undefi
     clusterPopPollSliceMs: fromEnv(CLUSTER_POP_POLL_SLICE_MS, env),
     clusterAutoCreateTopicEnable: fromEnv(CLUSTER_AUTO_CREATE_TOPIC_ENABLE, env),
     clusterRotationKeysMax: fromEnv(CLUSTER_ROTATION_KEYS_MAX, env),
+    clusterRouteCacheTopicsMax: fromEnv(CLUSTER_ROUTE_CACHE_TOPICS_MAX, env),
     clusterProduceCoalesceEnable: fromEnv(CLUSTER_PRODUCE_COALESCE_ENABLE, env),
     clusterProduceCoalesceItemsMax: fromEnv(CLUSTER_PRODUCE_COALESCE_ITEMS_MAX, env),
     clusterProduceCoalesceBytesMax: fromEnv(CLUSTER_PRODUCE_COALESCE_BYTES_MAX, env),

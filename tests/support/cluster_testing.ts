@@ -22,7 +22,7 @@ export interface Groups {
   /** Writes every group's route entry now (a heartbeat), with its current topics. */
   register(...names: string[]): Promise<void>;
   connect(url: string): GroupLink["client"];
-  source(o?: { routeCacheMs?: number }): KvClusterRouteSource;
+  source(o?: { routeCacheMs?: number; topicsMax?: number }): KvClusterRouteSource;
 }
 
 export const urlOf = (name: string) => `http://${name}.test:1`;
@@ -91,6 +91,7 @@ export async function withGroups(
           connect: (url) => this.connect(url),
           routeExpiryMs: 60_000,
           routeCacheMs: o.routeCacheMs ?? 60_000,
+          topicsMax: o.topicsMax,
           nowMs: () => Date.now(),
         });
       },
