@@ -3,12 +3,14 @@
 //   deno run -A bench/cluster/cluster_bench.ts [--json] [--runtime deno|bun]
 //     [--coordination etcd|kv-host] [--seconds 5] [--rounds 3] [--messages 1000000]
 //     [--rate 200] [--only hop|cluster] [--coalesce true|false]
-//     [--in-flight N]
+//     [--in-flight N] [--hop-connections 32,128,256]
 // It starts local clusters (tools/cluster/local_cluster.ts: real processes, free ports)
 // with children on --runtime (default: the runtime it runs on) and prints one JSON line:
 //   functions_hop_ratio    single 1 KiB produces/s through a functions process ÷ straight
-//                          to the broker, same load (32 connections): the median
-//                          of --rounds alternating runs of --seconds, one group
+//                          to the broker: each path's best over the same loads
+//                          (autocannon at each of --hop-connections; at each, the
+//                          median of --rounds alternating runs of --seconds), one group;
+//                          hop_ratio_c<N> the ratio at N connections
 //   hop_messages_per_batch single produces per batch call the functions' coalescer made
 //                          (clusterProduceCoalesceEnable; --coalesce false turns it off)
 //   group_balance          max/min share of messages per group over --messages (1 M) small
@@ -62,6 +64,7 @@ const seconds = flags.number("seconds", 5);
 const rounds = flags.number("rounds", 3);
 const messages = flags.number("messages", 1_000_000);
 const rate = flags.number("rate", 200);
+const hopConnections = flags.string("hop-connections", "32,128,256").split(",").map(Number);
 const BROKER_ENV = {
   MQ_GRPC: "false",
   MQ_REMOTING: "false",
@@ -120,24 +123,40 @@ async function hopPhase(): Promise<Record<string, number>> {
   const path = "/v1/topics/Hop/messages";
   try {
     await autocannonPost(`${fn}${path}`, bodyFile, 32, 1); // warm-up, both paths
-    const ratios: number[] = [];
-    const direct: number[] = [];
-    const through: number[] = [];
     const brokerPid = cluster.groups[0].pids();
     const fnPid = [cluster.functions[0].run.pid];
-    const cpu = { direct: [] as number[], brokerHop: [] as number[], fnHop: [] as number[] };
-    for (let i = 0; i < rounds; i++) {
-      const alone = new CpuMeter(brokerPid);
-      const d = (await autocannonPost(`${broker}${path}`, bodyFile, 32, seconds)).rate;
-      cpu.direct.push(alone.usPerMessage(d * seconds) ?? NaN);
-      const [b, fm] = [new CpuMeter(brokerPid), new CpuMeter(fnPid)];
-      const f = (await autocannonPost(`${fn}${path}`, bodyFile, 32, seconds)).rate;
-      cpu.brokerHop.push(b.usPerMessage(f * seconds) ?? NaN);
-      cpu.fnHop.push(fm.usPerMessage(f * seconds) ?? NaN);
-      direct.push(d);
-      through.push(f);
-      ratios.push(f / d);
-      if (!json) say(`hop round ${i + 1}: direct ${d.toFixed(0)}/s, functions ${f.toFixed(0)}/s`);
+    const out: Record<string, number> = {};
+    const peak = { direct: 0, through: 0, directAt: 0, throughAt: 0 };
+    for (const c of hopConnections) {
+      const direct: number[] = [];
+      const through: number[] = [];
+      const cpu = { direct: [] as number[], brokerHop: [] as number[], fnHop: [] as number[] };
+      for (let i = 0; i < rounds; i++) {
+        const alone = new CpuMeter(brokerPid);
+        const d = (await autocannonPost(`${broker}${path}`, bodyFile, c, seconds)).rate;
+        cpu.direct.push(alone.usPerMessage(d * seconds) ?? NaN);
+        const [b, fm] = [new CpuMeter(brokerPid), new CpuMeter(fnPid)];
+        const f = (await autocannonPost(`${fn}${path}`, bodyFile, c, seconds)).rate;
+        cpu.brokerHop.push(b.usPerMessage(f * seconds) ?? NaN);
+        cpu.fnHop.push(fm.usPerMessage(f * seconds) ?? NaN);
+        direct.push(d);
+        through.push(f);
+        if (!json) {
+          say(`hop c${c} round ${i + 1}: direct ${d.toFixed(0)}/s, functions ${f.toFixed(0)}/s`);
+        }
+      }
+      const [d, f] = [median(direct), median(through)];
+      out[`hop_ratio_c${c}`] = round(f / d);
+      out[`direct_produce_per_s_c${c}`] = Math.round(d);
+      out[`functions_produce_per_s_c${c}`] = Math.round(f);
+      if (d > peak.direct) Object.assign(peak, { direct: d, directAt: c });
+      if (f > peak.through) Object.assign(peak, { through: f, throughAt: c });
+      // CPU per single produce: the broker taking it straight, and the broker and the
+      // functions process when it comes through the functions (bench/README.md: N
+      // machines); the last (heaviest) load's figures are kept.
+      out.broker_cpu_us_per_msg = median(cpu.direct);
+      out.broker_cpu_us_per_msg_via_functions = median(cpu.brokerHop);
+      out.functions_cpu_us_per_msg = median(cpu.fnHop);
     }
     const read = await counters(fn);
     const batches = read("mq_cluster_produce_coalesced_batches_total") ?? 0;
@@ -147,14 +166,14 @@ async function hopPhase(): Promise<Record<string, number>> {
       // many per call (runtime/cluster/produce_coalescer.ts).
       hop_coalesced_messages: coalesced,
       hop_messages_per_batch: batches > 0 ? round(coalesced / batches) : 0,
-      functions_hop_ratio: round(median(ratios)),
-      direct_produce_per_s: Math.round(median(direct)),
-      functions_produce_per_s: Math.round(median(through)),
-      // CPU per single produce: the broker taking it straight, and the broker and the
-      // functions process when it comes through the functions (bench/README.md: N machines).
-      broker_cpu_us_per_msg: median(cpu.direct),
-      broker_cpu_us_per_msg_via_functions: median(cpu.brokerHop),
-      functions_cpu_us_per_msg: median(cpu.fnHop),
+      // The hop's cost in capacity: each path's best rate over the same loads (a hop at
+      // 32 connections is latency-bound with cores idle: bench/README.md, "The hop, round 4").
+      functions_hop_ratio: round(peak.through / peak.direct),
+      direct_produce_per_s: Math.round(peak.direct),
+      direct_peak_connections: peak.directAt,
+      functions_produce_per_s: Math.round(peak.through),
+      functions_peak_connections: peak.throughAt,
+      ...out,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
