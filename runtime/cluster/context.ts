@@ -133,8 +133,8 @@ export class ClusterContext {
       return value;
     } catch (err) {
       if (isGroupFailure(err) && !signalOf(signal)?.aborted) {
-        const first = this.faults.available(link.name);
-        this.faults.failed(link.name);
+        const first = this.faults.available(link.name, link.epoch);
+        this.faults.failed(link.name, link.epoch);
         if (topic !== undefined || first) this.routes.invalidate(topic);
       }
       throw err;

@@ -1,11 +1,14 @@
 // Which broker groups just failed, as RocketMQ's LatencyFaultTolerance keeps it
 // (reference/rocketmq.md §12): a call that fails because of the group (unreachable, not
 // the leader, a 5xx) marks the group unavailable for clusterFaultBackoffMs; round-robin
-// produce and POP sweeps skip it while any other group is available. A success clears it.
+// produce and POP sweeps skip it while any other group is available. A success clears it,
+// and so does a new master: a fault is the master's at its epoch (the lease's fencing
+// token), so a route that shows the group at a higher epoch (its slave took over) makes
+// it available at once.
 import { BrokerError } from "../protocol/errors.ts";
 
 export class FaultTracker {
-  readonly #until = new Map<string, number>();
+  readonly #faults = new Map<string, { until: number; epoch: number }>();
 
   constructor(
     private readonly backoffMs: number,
@@ -13,19 +16,23 @@ export class FaultTracker {
     private readonly nowMs: () => number = Date.now,
   ) {}
 
-  failed(group: string): void {
-    if (this.enabled && this.backoffMs > 0) this.#until.set(group, this.nowMs() + this.backoffMs);
+  /** `epoch`: the epoch of the group's master the call went to (GroupLink.epoch). */
+  failed(group: string, epoch = 0): void {
+    if (this.enabled && this.backoffMs > 0) {
+      this.#faults.set(group, { until: this.nowMs() + this.backoffMs, epoch });
+    }
   }
 
   succeeded(group: string): void {
-    if (this.#until.size > 0) this.#until.delete(group);
+    if (this.#faults.size > 0) this.#faults.delete(group);
   }
 
-  available(group: string): boolean {
-    const until = this.#until.get(group);
-    if (until === undefined) return true;
-    if (this.nowMs() >= until) {
-      this.#until.delete(group);
+  /** `epoch`: the epoch the route shows the group's master at now. */
+  available(group: string, epoch = 0): boolean {
+    const fault = this.#faults.get(group);
+    if (fault === undefined) return true;
+    if (this.nowMs() >= fault.until || epoch > fault.epoch) {
+      this.#faults.delete(group);
       return true;
     }
     return false;

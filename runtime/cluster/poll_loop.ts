@@ -76,7 +76,7 @@ export async function sweepThenPoll<T>(
 
 /** The groups not in fault backoff, in order; all of them when every one is. */
 function available(ctx: ClusterContext, order: readonly GroupLink[]): readonly GroupLink[] {
-  const ok = order.filter((l) => ctx.faults.available(l.name));
+  const ok = order.filter((l) => ctx.faults.available(l.name, l.epoch));
   return ok.length > 0 ? ok : order;
 }
 

@@ -155,7 +155,7 @@ export class ProduceRouter {
       const q = list[next % list.length];
       if (avoid.has(q.group.link.name)) continue;
       fallback ??= q;
-      if (this.ctx.faults.available(q.group.link.name)) {
+      if (this.ctx.faults.available(q.group.link.name, q.group.link.epoch)) {
         this.#advance(topic, next);
         return q;
       }

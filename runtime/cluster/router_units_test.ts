@@ -25,6 +25,18 @@ Deno.test("wrapToken/unwrapToken round-trip; malformed tokens are the broker's t
   }
 });
 
+Deno.test("FaultTracker: a fault is the master's at its epoch; a higher epoch is available at once", () => {
+  const now = 0;
+  const faults = new FaultTracker(10_000, true, () => now);
+  faults.failed("a", 3);
+  assert.equal(faults.available("a", 3), false, "the same master, still in backoff");
+  assert.equal(faults.available("a", 2), false, "an older route: still in backoff");
+  assert.equal(faults.available("a", 4), true, "its slave took over at epoch 4");
+  assert.equal(faults.available("a", 3), true, "the fault is gone with it");
+  faults.failed("b", 1);
+  assert.equal(faults.available("b", 1), false);
+});
+
 Deno.test("FaultTracker: a failed group is unavailable for the backoff; 4xx and 504 are not group faults", () => {
   let now = 0;
   const faults = new FaultTracker(1000, true, () => now);
@@ -61,6 +73,7 @@ Deno.test("clusterRouterSettingsFromEnv reads the rows, defaults and checks incl
     clusterPopPollSliceMs: 1000,
     clusterAutoCreateTopicEnable: true,
     clusterRotationKeysMax: 10_000,
+    clusterRouteCacheTopicsMax: 10_000,
     clusterProduceCoalesceEnable: true,
     clusterProduceCoalesceItemsMax: 64,
     clusterProduceCoalesceBytesMax: 256 * 1024,

@@ -36,7 +36,7 @@ export const CLUSTER_FAULT_BACKOFF_MS = intSetting(
     default: 10_000,
     min: 0,
     doc:
-      "How long a failed broker group is skipped by round-robin produce and POP sweeps. RocketMQ counts an error as 10 000 ms of latency, whose notAvailableDuration is 10 000 ms.",
+      "How long a failed broker group is skipped by round-robin produce and POP sweeps, unless the route shows it at a higher epoch first (a new master). RocketMQ counts an error as 10 000 ms of latency, whose notAvailableDuration is 10 000 ms.",
     rocketmq: "notAvailableDuration",
   },
 );
