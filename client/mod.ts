@@ -199,7 +199,8 @@ export class MqClient {
     topic: string,
     options: AssignmentOptions = {},
   ): Promise<AssignmentView> {
-    const ids = options.queueIds === undefined ? "" : `&queueIds=${options.queueIds.join(",")}`;
+    const ids = (options.queueIds === undefined ? "" : `&queueIds=${options.queueIds.join(",")}`) +
+      (options.slotBrokers ? `&slotBrokers=${enc_(options.slotBrokers.join(","))}` : "");
     return this.#http.request(
       "GET",
       `/v1/groups/${enc_(group)}/assignment?clientId=${enc_(clientId)}&topic=${enc_(topic)}${ids}`,

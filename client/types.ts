@@ -343,6 +343,8 @@ export interface AssignmentView {
 /** Allocate over these queue ids (a topic's global ids across broker groups). */
 export interface AssignmentOptions {
   queueIds?: number[];
+  /** With queueIds: the broker group of each slot (queue id / 1024), for machine rooms. */
+  slotBrokers?: string[];
 }
 
 export interface HeartbeatRequest {

@@ -33,6 +33,21 @@ for (const runtime of RUNTIMES) {
     );
     assert.equal(bad.status, 400);
     await bad.body?.cancel();
+    // Each slot's broker group (the router's, for machine rooms); a slot it omits is refused.
+    const named = await Promise.all(
+      ["c-1", "c-2", "c-3"].map((id) =>
+        mq.assignment("billing", id, "Orders", {
+          queueIds: [2048, 0, 1024],
+          slotBrokers: ["hz@broker-a", "sh@broker-b", "sh@broker-c"],
+        })
+      ),
+    );
+    assert.deepEqual(named.map((a) => a.queueIds), [[0], [1024], [2048]]);
+    const unnamed = await fetch(
+      `${b.url}/v1/groups/billing/assignment?topic=Orders&clientId=c-1&queueIds=0,2048&slotBrokers=a`,
+    );
+    assert.equal(unnamed.status, 400);
+    assert.match((await unnamed.json()).detail, /slot 2/);
 
     const after = await mq.unregister("billing", "c-2");
     assert.notEqual(after.generation, before.generation, "a leave is a new generation");

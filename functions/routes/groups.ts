@@ -98,6 +98,13 @@ const assignmentQuery = {
     description: "Allocate over these queue ids (comma-separated) instead of this broker's queues",
     example: "0,1,1024",
   }),
+  // With queueIds: each slot's broker group (machine rooms, `room@name`; docs/cluster.md).
+  slotBrokers: z.string().optional().transform((list) => list?.split(",")).openapi({
+    type: "string",
+    description:
+      "With queueIds: the broker group of each slot (queue id / 1024), comma-separated, so each queue carries its group's name (and machine room)",
+    example: "hz@broker-a,sh@broker-b",
+  }),
 };
 
 const assignment = createRoute({
@@ -194,7 +201,8 @@ export function membershipRoutes(
     }
     allow(c, "subscribe", { topic, group: g });
     const queueIds = assignmentQuery.queueIds.parse(c.req.query("queueIds"));
-    const options = queueIds === undefined ? {} : { queueIds };
+    const slotBrokers = assignmentQuery.slotBrokers.parse(c.req.query("slotBrokers"));
+    const options = queueIds === undefined ? {} : { queueIds, slotBrokers };
     return c.json(await api.call((b) => b.assignment(g, clientId, topic, options)));
   });
   for (const action of ["lock", "unlock"] as const) {

@@ -10,7 +10,16 @@ import { BrokerError } from "../protocol/errors.ts";
 import type { ClusterContext } from "./context.ts";
 import { forGroup } from "./group_provision.ts";
 import { broadcast } from "./fanout.ts";
-import { byName, noGroupFor } from "./queue_map.ts";
+import { byName, noGroupFor, type TopicQueues } from "./queue_map.ts";
+
+/** Each slot's broker group name, index = slot ("" for a slot no group holds now): the
+ * computing group gives every queue its own group's name, so the machine-room strategies
+ * see each group's room (`room@name`). */
+function slotBrokers(queues: TopicQueues): string[] {
+  const names: string[] = [];
+  for (const g of queues.all()) names[g.slot] = g.link.name;
+  return Array.from(names, (n) => n ?? "");
+}
 
 export class MembershipRouter {
   constructor(private readonly ctx: ClusterContext) {}
@@ -83,7 +92,7 @@ export class MembershipRouter {
       home,
       topic,
       group,
-      (c) => c.assignment(group, clientId, topic, { queueIds }),
+      (c) => c.assignment(group, clientId, topic, { queueIds, slotBrokers: slotBrokers(queues) }),
     );
   }
 }

@@ -2,7 +2,7 @@
 // locks for ordered consumption (RocketMQ's ClientManageProcessor and rebalance).
 import { BrokerError } from "../protocol/errors.ts";
 import type { AssignmentView, HeartbeatRequest, MembersView } from "../protocol/types.ts";
-import type { AssignmentOptions } from "../protocol/cluster_types.ts";
+import { type AssignmentOptions, splitQueueId } from "../protocol/cluster_types.ts";
 import { type ConsumerMembership, MembershipError } from "../consumer/membership.ts";
 import { AllocateArgumentError } from "../consumer/allocate.ts";
 import type { GroupRegistry } from "./group_registry.ts";
@@ -50,10 +50,8 @@ export class MembershipApi {
     const ids = options.queueIds === undefined
       ? [...Array(config.readQueueNums).keys()]
       : checkQueueIdList(options.queueIds);
-    const queues = ids.map((queueId) => ({
-      brokerName: this.d.brokerName,
-      queueId,
-    }));
+    const brokerOf = slotBrokersOf(options, this.d.brokerName);
+    const queues = ids.map((queueId) => ({ brokerName: brokerOf(queueId), queueId }));
     const m = this.d.membership;
     const mine = refuseBadArguments(() => m.assignment(group, clientId, topic, queues));
     return {
@@ -101,6 +99,31 @@ function refuseBadArguments<T>(f: () => T): T {
     }
     throw err;
   }
+}
+
+/** Each queue's broker group: its slot's entry of `slotBrokers` (the cluster router's
+ * groups), or this broker when there is none. */
+function slotBrokersOf(
+  options: AssignmentOptions,
+  self: string,
+): (queueId: number) => string {
+  const names = options.slotBrokers;
+  if (names === undefined) return () => self;
+  const bad = (why: string) =>
+    new BrokerError("INVALID_PARAMETER", `Cannot use slotBrokers: ${why}`);
+  if (options.queueIds === undefined) throw bad("it names the slots of queueIds, which is missing");
+  if (!Array.isArray(names) || !names.every((n) => typeof n === "string" && !n.includes(","))) {
+    throw bad("it must be a list of broker group names without commas");
+  }
+  return (queueId) => {
+    const name = names[splitQueueId(queueId).slot];
+    if (!name) {
+      throw bad(
+        `queue ${queueId} is in slot ${splitQueueId(queueId).slot}, which it does not name`,
+      );
+    }
+    return name;
+  };
 }
 
 /** Distinct non-negative integer ids, ascending (every member must compute over the same

@@ -82,6 +82,11 @@ export interface TopicRouteView {
  * the broker's own queues. */
 export interface AssignmentOptions {
   queueIds?: number[];
+  /** With `queueIds`: the broker group of each slot (index = slot, a global id's
+   * `splitQueueId().slot`), so each queue carries its own group's name, and the
+   * machine-room strategies its room (`room@name`). Without it every queue is this
+   * broker's. Names may not contain commas (the HTTP query lists them comma-separated). */
+  slotBrokers?: string[];
 }
 
 export function globalQueueId(slot: number, localQueueId: number): number {

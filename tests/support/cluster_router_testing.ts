@@ -129,6 +129,8 @@ export async function withCluster(
   n: number,
   f: (groups: TestGroup[], routes: FakeRoutes, failing: Set<string>) => Promise<void>,
   env: Record<string, string> = {},
+  /** The groups' names (default g-a, g-b, …); `room@name` puts a group in a machine room. */
+  names?: string[],
 ): Promise<void> {
   const platform = await pickPlatform();
   const dirs: string[] = [];
@@ -138,7 +140,7 @@ export async function withCluster(
     for (let i = 0; i < n; i++) {
       const dataDir = mkdtempSync(`${tmpdir()}/mq-cluster-test-`);
       dirs.push(dataDir);
-      const name = `g-${String.fromCharCode(97 + i)}`;
+      const name = names?.[i] ?? `g-${String.fromCharCode(97 + i)}`;
       const config = loadBrokerConfig({}, {
         DATA_DIR: dataDir,
         PORT: "0",
