@@ -88,6 +88,7 @@ export function clusterRouter(o: ClusterRouterOptions): {
   qstash: QstashOf;
   cacheStats: () => { hits: number; misses: number };
   coalesceStats: () => { batches: number; messages: number };
+  close: () => Promise<void>;
 } {
   const settings = clusterRouterSettingsFromEnv(o.env);
   const source = new KvClusterRouteSource({
@@ -114,6 +115,8 @@ export function clusterRouter(o: ClusterRouterOptions): {
     qstash: () => qstash,
     cacheStats: () => source.cacheStats(),
     coalesceStats: () => client?.coalesceStats() ?? { batches: 0, messages: 0 },
+    /** Stops the router's background polls (the transaction-check relay). */
+    close: () => client?.close() ?? Promise.resolve(),
   };
 }
 

@@ -176,6 +176,7 @@ const stop = async () => {
   if (stopping) return;
   stopping = true;
   await Promise.all([server.close(), grpc?.close()]);
+  await router.close();
   kv.close();
   process.stdout.write(JSON.stringify({ event: "stopped", pid: process.pid }) + "\n");
   process.exit(0);

@@ -3,12 +3,15 @@
 // groups (a Deno KV file as the coordination store). The official RocketMQ 5 Node client's
 // Producer spreads messages over the groups; a SimpleConsumer receives and acks each exactly
 // once; QueryRoute answers every group's queues, as RocketMQ's proxy does (broker = group).
+// A transaction left open is recovered through the producer's Telemetry stream although
+// the brokers cannot reach it: the router relays the checks (runtime/cluster/check_relay.ts).
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { Producer, SimpleConsumer } from "rocketmq-client-nodejs";
 import { withGroups } from "./support/cluster_testing.ts";
 import { ClusterTopicAdmin } from "../runtime/cluster/topic_admin.ts";
 import { ClusterClient } from "../runtime/cluster/client.ts";
+import { CLUSTER } from "./support/cluster_testing.ts";
 import { grpcSettingsFromEnv } from "../runtime/protocol/grpc_settings.ts";
 import { startGrpcServer } from "../functions/grpc/server.ts";
 import { connectRaw, rawCall } from "./support/grpc_raw.ts";
@@ -105,3 +108,78 @@ Deno.test("gRPC front end over a ClusterClient of three groups", () =>
       await grpc.close();
     }
   }));
+
+Deno.test({
+  name: "gRPC front end over a ClusterClient: an open transaction recovered by the checker",
+  fn: () =>
+    withGroups(
+      ["g-a", "g-b"],
+      async (g) => {
+        await g.register();
+        const source = g.source();
+        const client = new ClusterClient(source, new ClusterTopicAdmin(source), {
+          clusterCheckRelayWaitMs: 500,
+        });
+        await client.upsertTopic("TxSpread", { readQueueNums: 1, writeQueueNums: 1 });
+        const grpc = await startGrpcServer({
+          broker: { get: () => Promise.resolve(client), failed() {} },
+          apiKeys: [],
+          settings: grpcSettingsFromEnv({ PORT: "0", MQ_GRPC_ENABLED: "true" }),
+          host: "127.0.0.1",
+          log: () => {},
+          brokerName: "proxy",
+          maxMessageSize: 4 << 20,
+          pullWaitMsMax: 3000,
+          nowMs: () => Date.now(),
+          goawayShield: true,
+        });
+        const checked: string[] = [];
+        const producer = new Producer({
+          endpoints: `127.0.0.1:${grpc.port}`,
+          namespace: "",
+          topics: ["TxSpread"],
+          logger: quiet,
+          checker: {
+            check: (view: { body: Buffer }) => {
+              checked.push(view.body.toString());
+              return Promise.resolve(1); // TransactionResolution.COMMIT
+            },
+          },
+        } as never);
+        try {
+          await producer.startup();
+          const ids: string[] = [];
+          for (const body of ["open-1", "open-2"]) {
+            const tx = producer.beginTransaction();
+            const r = await producer.send(
+              { topic: "TxSpread", body: Buffer.from(body), keys: [body] } as never,
+              tx,
+            ) as { transactionId: string };
+            ids.push(r.transactionId);
+          }
+          for (const id of ids) assert.equal((await client.getTransaction(id)).state, "PREPARED");
+          // Left open on both: the brokers keep the checks for pollers; the relay polls them
+          // and writes them on the producer's Telemetry stream; its checker commits.
+          const states = async () =>
+            (await Promise.all(ids.map((id) => client.getTransaction(id)))).map((v) => v.state);
+          for (const end = Date.now() + 15_000; (await states()).some((s) => s !== "COMMITTED");) {
+            assert.ok(Date.now() < end, `not recovered: ${await states()}, checked ${checked}`);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          assert.deepEqual(checked.sort(), ["open-1", "open-2"]);
+        } finally {
+          await producer.shutdown().catch(() => {});
+          await grpc.close();
+          await client.close();
+        }
+      },
+      undefined,
+      CLUSTER,
+      {
+        MQ_TRANSACTION_TIMEOUT_MS: "500",
+        MQ_TRANSACTION_CHECK_INTERVAL_MS: "200",
+      },
+    ),
+  sanitizeOps: false,
+  sanitizeResources: false,
+});

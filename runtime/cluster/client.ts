@@ -10,6 +10,7 @@ import type {
   ClusterAdminApi,
   OpsApi,
   TransactionApi,
+  TransactionCheckHost,
 } from "../protocol/core_api.ts";
 import type { ClusterRouteSource } from "./route_source.ts";
 import { ClusterContext, type ClusterRouterOptions } from "./context.ts";
@@ -22,6 +23,7 @@ import { LookupRouter } from "./lookup_router.ts";
 import { AdminRouter } from "./admin_router.ts";
 import { SubscriptionRouter } from "./subscription_router.ts";
 import { OpsRouter } from "./ops_router.ts";
+import { TransactionCheckRelay } from "./check_relay.ts";
 
 /** What the router asks of the control plane's topic admin (runtime/cluster/topic_admin.ts,
  * ClusterTopicAdmin): topics as the cluster sees them, routes, expansion and drain. */
@@ -30,7 +32,7 @@ export interface ClusterTopicAdminPort
     Pick<AdminApi, "upsertTopic" | "getTopic" | "listTopics" | "deleteTopic">,
     ClusterAdminApi {}
 
-type Api = BrokerClient & TransactionApi & OpsApi;
+type Api = BrokerClient & TransactionApi & OpsApi & TransactionCheckHost;
 
 export class ClusterClient implements Api {
   readonly #ctx: ClusterContext;
@@ -43,6 +45,7 @@ export class ClusterClient implements Api {
   readonly #admin: AdminRouter;
   readonly #subs: SubscriptionRouter;
   readonly #ops: OpsRouter;
+  readonly #checks: TransactionCheckRelay;
 
   constructor(
     readonly routes: ClusterRouteSource,
@@ -59,6 +62,18 @@ export class ClusterClient implements Api {
     this.#admin = new AdminRouter(ctx);
     this.#subs = new SubscriptionRouter(ctx);
     this.#ops = new OpsRouter(ctx);
+    const s = ctx.settings;
+    this.#checks = new TransactionCheckRelay(this, {
+      waitMs: s.clusterCheckRelayWaitMs,
+      max: s.clusterCheckRelayMax,
+      retryMs: s.clusterCheckRelayRetryMs,
+      log: ctx.log,
+    });
+  }
+
+  /** Stops the transaction-check relay's polls (the front ends' streams end first). */
+  close(): Promise<void> {
+    return this.#checks.close();
   }
 
   cacheStats(): { hits: number; misses: number } {
@@ -143,6 +158,9 @@ export class ClusterClient implements Api {
   listTransactionChecks: Api["listTransactionChecks"] = (o) => this.#tx.listTransactionChecks(o);
   pollTransactionChecks: Api["pollTransactionChecks"] = (g, o, s) =>
     this.#tx.pollTransactionChecks(g, o, s);
+  /** A producer connected here (gRPC Telemetry): its group's checks are relayed to it. */
+  registerTransactionCheckChannel: Api["registerTransactionCheckChannel"] = (g, c) =>
+    this.#checks.registerTransactionCheckChannel(g, c);
 
   // OpsApi
   listGroups: Api["listGroups"] = () => this.#ops.listGroups();

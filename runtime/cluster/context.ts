@@ -16,6 +16,10 @@ export interface ClusterRouterOptions {
   clusterPopPollSliceMs?: number;
   clusterAutoCreateTopicEnable?: boolean;
   clusterRotationKeysMax?: number;
+  clusterRouteCacheTopicsMax?: number;
+  clusterCheckRelayWaitMs?: number;
+  clusterCheckRelayMax?: number;
+  clusterCheckRelayRetryMs?: number;
   clusterProduceCoalesceEnable?: boolean;
   clusterProduceCoalesceItemsMax?: number;
   clusterProduceCoalesceBytesMax?: number;

@@ -136,6 +136,42 @@ export const CLUSTER_ROUTE_CACHE_TOPICS_MAX = intSetting(
   },
 );
 
+export const CLUSTER_CHECK_RELAY_WAIT_MS = intSetting(
+  "clusterCheckRelayWaitMs",
+  "MQ_CLUSTER_CHECK_RELAY_WAIT_MS",
+  {
+    unit: "ms",
+    default: 10_000,
+    min: 0,
+    max: 60_000,
+    doc:
+      "Longest wait of one long poll of the transaction-check relay: while a gRPC producer of a group holds a Telemetry stream on these functions, they poll the broker groups for its checks and send them on that stream (runtime/cluster/check_relay.ts).",
+  },
+);
+
+export const CLUSTER_CHECK_RELAY_MAX = intSetting(
+  "clusterCheckRelayMax",
+  "MQ_CLUSTER_CHECK_RELAY_MAX",
+  {
+    unit: "count",
+    default: 16,
+    min: 1,
+    max: 256,
+    doc: "Most transaction checks one poll of the check relay takes.",
+  },
+);
+
+export const CLUSTER_CHECK_RELAY_RETRY_MS = intSetting(
+  "clusterCheckRelayRetryMs",
+  "MQ_CLUSTER_CHECK_RELAY_RETRY_MS",
+  {
+    unit: "ms",
+    default: 1000,
+    min: 1,
+    doc: "Pause of the check relay after a failed poll (no group reachable).",
+  },
+);
+
 export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_SEND_RETRY_TIMES,
   CLUSTER_SEND_LATENCY_FAULT_ENABLE,
@@ -144,6 +180,9 @@ export const CLUSTER_ROUTER_SETTINGS = [
   CLUSTER_AUTO_CREATE_TOPIC_ENABLE,
   CLUSTER_ROTATION_KEYS_MAX,
   CLUSTER_ROUTE_CACHE_TOPICS_MAX,
+  CLUSTER_CHECK_RELAY_WAIT_MS,
+  CLUSTER_CHECK_RELAY_MAX,
+  CLUSTER_CHECK_RELAY_RETRY_MS,
   CLUSTER_PRODUCE_COALESCE_ENABLE,
   CLUSTER_PRODUCE_COALESCE_ITEMS_MAX,
   CLUSTER_PRODUCE_COALESCE_BYTES_MAX,
@@ -161,6 +200,9 @@ export function clusterRouterSettingsFromEnv(env: Record<string, string | undefi
     clusterAutoCreateTopicEnable: fromEnv(CLUSTER_AUTO_CREATE_TOPIC_ENABLE, env),
     clusterRotationKeysMax: fromEnv(CLUSTER_ROTATION_KEYS_MAX, env),
     clusterRouteCacheTopicsMax: fromEnv(CLUSTER_ROUTE_CACHE_TOPICS_MAX, env),
+    clusterCheckRelayWaitMs: fromEnv(CLUSTER_CHECK_RELAY_WAIT_MS, env),
+    clusterCheckRelayMax: fromEnv(CLUSTER_CHECK_RELAY_MAX, env),
+    clusterCheckRelayRetryMs: fromEnv(CLUSTER_CHECK_RELAY_RETRY_MS, env),
     clusterProduceCoalesceEnable: fromEnv(CLUSTER_PRODUCE_COALESCE_ENABLE, env),
     clusterProduceCoalesceItemsMax: fromEnv(CLUSTER_PRODUCE_COALESCE_ITEMS_MAX, env),
     clusterProduceCoalesceBytesMax: fromEnv(CLUSTER_PRODUCE_COALESCE_BYTES_MAX, env),
