@@ -1,6 +1,6 @@
 // The operations routes the SDK client does not cover yet (GET /v1/groups, topic stats,
-// group progress, the cluster, metrics), over fetch; refusals become BrokerErrors as in
-// the SDK.
+// group progress, the cluster, metrics, moving a schedule), over fetch; refusals become
+// BrokerErrors as in the SDK.
 import { BrokerError } from "../client/mod.ts";
 import type {
   ClusterView,
@@ -8,7 +8,13 @@ import type {
   GroupProgress,
   TopicStats,
 } from "../runtime/protocol/ops_types.ts";
-import type { GroupView } from "../runtime/protocol/types.ts";
+import type { CronScheduleView, GroupView } from "../runtime/protocol/types.ts";
+import type { CronScheduleExport } from "../runtime/protocol/cluster_types.ts";
+
+/** A schedule whole as JSON: its message's body in base64 (bodyEncoding). */
+export type ScheduleExportJson = Omit<CronScheduleExport, "message"> & {
+  message: Record<string, unknown> & { body: string; bodyEncoding?: "utf8" | "base64" };
+};
 
 export class AdminHttp {
   constructor(
@@ -36,12 +42,31 @@ export class AdminHttp {
     return this.get(`/v1/topics/${encodeURIComponent(topic)}/drain-status${q}`);
   }
 
-  async get<T>(path: string): Promise<T> {
+  /** A schedule whole (admin key), to move it to another broker. */
+  exportSchedule(id: string): Promise<ScheduleExportJson> {
+    return this.get(`/v1/schedules/${encodeURIComponent(id)}/export`);
+  }
+  /** Creates it here with its id, creation time and last tick (admin key). */
+  importSchedule(s: ScheduleExportJson): Promise<CronScheduleView> {
+    return this.get(`/v1/schedules/${encodeURIComponent(s.id)}`, { method: "PUT", json: s });
+  }
+
+  async get<T>(path: string, send?: { method: string; json: unknown }): Promise<T> {
     let res: Response;
+    const auth: Record<string, string> = this.token
+      ? { authorization: `Bearer ${this.token}` }
+      : {};
     try {
-      res = await this.fetchFn(this.baseUrl + path, {
-        headers: this.token ? { authorization: `Bearer ${this.token}` } : {},
-      });
+      res = await this.fetchFn(
+        this.baseUrl + path,
+        send
+          ? {
+            method: send.method,
+            headers: { ...auth, "content-type": "application/json" },
+            body: JSON.stringify(send.json),
+          }
+          : { headers: auth },
+      );
     } catch (err) {
       throw new BrokerError("BROKER_UNAVAILABLE", `Cannot reach ${this.baseUrl}: ${err}`);
     }

@@ -1,5 +1,6 @@
 // Turning the items of a JSON batch into ProduceMessages (the produce batch route and
 // schedules): zod schemas, so apart from produce_input.ts, which the first produce loads.
+import { fromBase64 } from "./base64.ts";
 import { z } from "@hono/zod-openapi";
 import { BrokerError } from "../runtime/protocol/errors.ts";
 import type { ProduceMessage } from "../runtime/protocol/types.ts";
@@ -32,18 +33,6 @@ export const batchItem = z.object({
 }).strict().openapi("MessageInput", {
   description: "One message in JSON: body is text, or base64 with bodyEncoding",
 });
-
-/** Uint8Array.fromBase64 (ES2026; Deno 2 and Bun have it), else atob and a copy. */
-const B64 = Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array };
-
-/** Bytes of a body already checked to be padded base64. */
-function fromBase64(text: string): Uint8Array {
-  if (B64.fromBase64) return B64.fromBase64(text);
-  const s = atob(text);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
 
 /** One batch item; throws a BrokerError describing the first problem. */
 export function messageFromItem(item: unknown, limits: InputLimits): ProduceMessage {

@@ -20,6 +20,8 @@ import { clusterRouterSettingsFromEnv } from "../runtime/config/cluster_router_s
 import { BROKER_CA_FILE } from "../runtime/protocol/limits.ts";
 import { ConfigError } from "../runtime/protocol/setting.ts";
 import { readFileSync } from "node:fs";
+import type { CronScheduleExport } from "../runtime/protocol/cluster_types.ts";
+import { fromBase64, toBase64 } from "./base64.ts";
 
 const asBrokerError = (e: { toProblem(): ProblemJson; status: number }) =>
   BrokerError.fromProblem(e.toProblem(), e.status);
@@ -36,6 +38,18 @@ function withOps(client: MqClient, ops: AdminHttp) {
     groupProgress: (group: string) => mapped(ops.groupProgress(group)),
     clusterView: () => mapped(ops.clusterView()),
     drainStatus: (topic: string, groups?: string[]) => mapped(ops.drainStatus(topic, groups)),
+    // ScheduleMoveApi: the JSON form carries the message's body in base64.
+    exportSchedule: async (id: string): Promise<CronScheduleExport> => {
+      const s = await mapped(ops.exportSchedule(id));
+      const { body, bodyEncoding, ...rest } = s.message;
+      const bytes = bodyEncoding === "base64" ? fromBase64(body) : new TextEncoder().encode(body);
+      return { ...s, message: { ...rest, body: bytes } };
+    },
+    importSchedule: (s: CronScheduleExport) =>
+      mapped(ops.importSchedule({
+        ...s,
+        message: { ...s.message, body: toBase64(s.message.body), bodyEncoding: "base64" },
+      })),
   });
 }
 

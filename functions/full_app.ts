@@ -21,6 +21,7 @@ import { pullRoutes } from "./routes/pull.ts";
 import { type Env, json, type RouteDeps, serve } from "./routes/route.ts";
 import { scheduledRoutes } from "./routes/scheduled.ts";
 import { scheduleRoutes } from "./routes/schedules.ts";
+import { scheduleMoveRoutes } from "./routes/schedule_move.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { topicRoutes } from "./routes/topics.ts";
 import { topicRouteRoutes } from "./routes/topic_route.ts";
@@ -72,6 +73,7 @@ export function fullApp(
   app.route("/", offsetRoutes(deps));
   app.route("/", scheduledRoutes(deps));
   app.route("/", scheduleRoutes(deps));
+  app.route("/", scheduleMoveRoutes(deps));
   app.route("/", subscriptionRoutes(deps));
   app.route("/", transactionRoutes(deps));
   app.route("/", opsRoutes(deps, options.ha));

@@ -8,6 +8,7 @@ import type {
   OpsApi,
   QstashApi,
   RecordApi,
+  ScheduleMoveApi,
   TransactionApi,
   TransactionCheckHost,
 } from "./protocol/core_api.ts";
@@ -165,7 +166,7 @@ export class Broker implements BrokerClient, RecordApi, OpsApi, DrainStatusApi {
       storeHost: storeHostOf(config),
       queryMessageNumsMax: config.queryMessageNumsMax,
     });
-    const api: BrokerClient & RecordApi = {
+    const api: BrokerClient & RecordApi & ScheduleMoveApi = {
       pullRecords: (t, q, r, s) => this.#puller.pullRecords(t, q, r, s),
       queueRange: (t, q) => records.queueRange(t, q),
       offsetByTime: (t, q, ts) => records.offsetByTime(t, q, ts),
@@ -218,6 +219,8 @@ export class Broker implements BrokerClient, RecordApi, OpsApi, DrainStatusApi {
       getSchedule: (id) => scheduling.getSchedule(id),
       setSchedulePaused: (id, p) => scheduling.setSchedulePaused(id, p),
       deleteSchedule: (id) => scheduling.deleteSchedule(id),
+      exportSchedule: (id) => scheduling.exportSchedule(id),
+      importSchedule: (s) => scheduling.importSchedule(s),
       upsertSubscription: (g, i) => subscriptions.upsertSubscription(g, i),
       listSubscriptions: (o) => subscriptions.listSubscriptions(o),
       getSubscription: (g) => subscriptions.getSubscription(g),
@@ -330,4 +333,4 @@ export class Broker implements BrokerClient, RecordApi, OpsApi, DrainStatusApi {
 }
 
 export interface Broker
-  extends BrokerClient, RecordApi, OpsApi, TransactionApi, TransactionCheckHost {}
+  extends BrokerClient, RecordApi, OpsApi, TransactionApi, TransactionCheckHost, ScheduleMoveApi {}

@@ -8,6 +8,7 @@
 //   "fire_once"  publish once for all missed ticks, then resume.
 // A crash between publishing a tick and recording it publishes it again on restart with
 // "fire_once" (at-least-once); each tick carries the Idempotency-Key cron:{id}:{tickMs}.
+import type { CronScheduleExport } from "./protocol/cluster_types.ts";
 import { Cron } from "croner";
 import type { MetadataDb } from "../storage/metadata/schema.ts";
 import { CronScheduleRepo, type CronScheduleRow } from "../storage/metadata/cron_schedule_repo.ts";
@@ -100,7 +101,48 @@ export class CronService {
     await this.#firing;
   }
 
-  async create(input: CronScheduleInput): Promise<CronScheduleView> {
+  create(input: CronScheduleInput): Promise<CronScheduleView> {
+    const now = this.options.nowMs();
+    return this.#insert(input, { id: this.options.newId(), createdAtMs: now, lastTickMs: null });
+  }
+
+  /** The schedule whole (docs/cluster.md: a drain moves it to another group). */
+  export(id: string): CronScheduleExport {
+    const row = this.#find(id);
+    const m = JSON.parse(row.messageJson) as StoredMessage;
+    return {
+      id: row.scheduleId,
+      topic: row.topicName,
+      cron: row.cron,
+      timeZone: row.timeZone,
+      missedTicks: row.missedTicks,
+      paused: row.paused,
+      message: { ...m, body: fromBase64(m.body) },
+      createdAt: row.createdAtMs,
+      lastTickAt: row.lastTickMs,
+    };
+  }
+
+  /** Creates `s` with its own id, creation time and last tick; the same schedule already
+   * here (id, topic, cron) is answered as it is. */
+  import(s: CronScheduleExport): Promise<CronScheduleView> {
+    const here = this.#rows.get(s.id);
+    if (here !== undefined) {
+      if (here.topicName === s.topic && here.cron === s.cron) {
+        return Promise.resolve(this.#view(here));
+      }
+      throw new BrokerError(
+        "SCHEDULE_EXISTS",
+        `Cannot import schedule ${s.id}: another has its id`,
+      );
+    }
+    return this.#insert(s, { id: s.id, createdAtMs: s.createdAt, lastTickMs: s.lastTickAt });
+  }
+
+  async #insert(
+    input: CronScheduleInput,
+    at: { id: string; createdAtMs: number; lastTickMs: number | null },
+  ): Promise<CronScheduleView> {
     checkCron(input.cron, input.timeZone ?? "UTC");
     if (this.#rows.size >= this.options.schedulesMax) {
       throw new BrokerError(
@@ -118,15 +160,15 @@ export class CronService {
       contentType: m.contentType,
     };
     const row: Row = {
-      scheduleId: this.options.newId(),
+      scheduleId: at.id,
       topicName: input.topic,
       cron: input.cron,
       timeZone: input.timeZone ?? "UTC",
       messageJson: JSON.stringify(stored),
       paused: input.paused ?? false,
       missedTicks: input.missedTicks ?? "skip",
-      lastTickMs: null,
-      createdAtMs: now,
+      lastTickMs: at.lastTickMs,
+      createdAtMs: at.createdAtMs,
       updatedAtMs: now,
     };
     await this.#repo.insert(row);

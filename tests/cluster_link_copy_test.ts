@@ -3,13 +3,15 @@
 // HTTP app on a loopback port. A joining group gets the template's consumer group, webhook
 // subscription (same secret, read with revealSecrets) and transaction check over HTTP
 // (topic_join_copy.ts); ClusterQstash puts both groups on one set of signing keys with
-// PUT /v1/qstash/keys.
+// PUT /v1/qstash/keys. A drain moves a cron schedule between groups over the same links
+// (schedule_move.ts: export, import, binary body intact).
 import assert from "node:assert/strict";
 import { withBroker } from "./support/broker_testing.ts";
 import type { Broker } from "../runtime/broker.ts";
 import type { GroupLink } from "../runtime/cluster/route_source.ts";
 import { copyTopicConsumers } from "../runtime/cluster/topic_join_copy.ts";
 import { ClusterQstash } from "../runtime/cluster/qstash_router.ts";
+import { moveSchedules } from "../runtime/cluster/schedule_move.ts";
 import { createApp } from "../functions/app.ts";
 import { TEST_LIMITS } from "../functions/testing.ts";
 import { brokerLink } from "../functions/broker_link.ts";
@@ -76,6 +78,17 @@ Deno.test(
             assert.equal(rotated.current, keys.next);
             assert.deepEqual(await a.qstash.qstashSigningKeys(), rotated);
             assert.deepEqual(await b.qstash.qstashSigningKeys(), rotated);
+
+            const bytes = new Uint8Array([0, 255, 1, 128, 10]);
+            const cron = await a.createSchedule({
+              topic: "t",
+              cron: "0 0 1 1 *",
+              message: { body: bytes, keys: ["k1"], contentType: "application/octet-stream" },
+            });
+            const whole = await a.exportSchedule(cron.id);
+            assert.deepEqual(await moveSchedules(links[0], links[1], "t"), [cron.id]);
+            assert.deepEqual(await a.listSchedules(), []);
+            assert.deepEqual(await b.exportSchedule(cron.id), whole);
           } finally {
             for (const s of servers) await s.shutdown();
           }

@@ -88,6 +88,47 @@ for (const runtime of RUNTIMES) {
   });
 }
 
+for (const runtime of RUNTIMES) {
+  Deno.test(`cron schedule export and import on ${runtime} (a drain's move, over HTTP)`, async () => {
+    await using b = await startBroker(runtime);
+    const mq = b.client;
+    await mq.upsertTopic("Moved", { readQueueNums: 1, writeQueueNums: 1 });
+    await mq.upsertTopic("Elsewhere", { readQueueNums: 1, writeQueueNums: 1 });
+    const view = await mq.createSchedule({
+      topic: "Moved",
+      cron: "0 0 1 1 *",
+      message: { body: "caf\u00e9", tag: "nightly", properties: { k: "v" } },
+    });
+    const url = `${b.url}/v1/schedules/${view.id}`;
+    const whole = await (await fetch(`${url}/export`)).json();
+    assert.equal(whole.id, view.id);
+    assert.equal(whole.message.bodyEncoding, "base64");
+    assert.equal(
+      new TextDecoder().decode(Uint8Array.from(atob(whole.message.body), (c) => c.charCodeAt(0))),
+      "caf\u00e9",
+    );
+    const put = (id: string, body: unknown) =>
+      fetch(`${b.url}/v1/schedules/${id}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // Another id in the path than in the body, or one taken by another schedule: refused.
+    const mismatch = await put("other-id", whole);
+    assert.equal(mismatch.status, 400);
+    await mismatch.body?.cancel();
+    const taken = await put(view.id, { ...whole, topic: "Elsewhere" });
+    assert.equal(taken.status, 409);
+    assert.equal((await taken.json()).type, "/problems/schedule-exists");
+    // Deleted, then imported: the same id, creation time, message and tick.
+    await mq.deleteSchedule(view.id);
+    const back = await put(view.id, whole);
+    assert.equal(back.status, 200);
+    assert.deepEqual(await back.json(), await mq.getSchedule(view.id));
+    assert.deepEqual(await (await fetch(`${url}/export`)).json(), whole);
+  });
+}
+
 async function waitFor<T>(f: () => Promise<T | undefined>, deadlineMs = 10_000): Promise<T> {
   const end = Date.now() + deadlineMs;
   while (Date.now() < end) {

@@ -2,7 +2,8 @@
 // the group's drainStatus for every consumer group of the topic (also those holding a
 // position only on the other groups), POP messages in flight, delayed messages and open
 // transactions; a half message still commits on the drained group; the removal re-checks in
-// its compare-and-set that the group is still in the same drain; cron schedules block a drain.
+// its compare-and-set that the group is still in the same drain; a drain moves the topic's cron
+// schedules to the next active group.
 import assert from "node:assert/strict";
 import { BrokerError, type ProblemCode } from "../protocol/errors.ts";
 import type { DrainStatus } from "../protocol/ops_types.ts";
@@ -111,24 +112,74 @@ Deno.test("remove: re-checks in its compare-and-set that the group is still in t
     await admin.removeTopicGroup("t", "g-a");
   }));
 
-Deno.test("drain: refused while cron schedules of the topic live on the group", () =>
+Deno.test("drain: the topic's cron schedules move to the next active group, id and last tick kept", () =>
+  withGroups(["g-a", "g-b", "g-c"], async (g) => {
+    await g.register();
+    const admin = new ClusterTopicAdmin(g.source());
+    const [a, b, c] = ["g-a", "g-b", "g-c"].map((n) => g.brokers.get(n)!);
+    await admin.upsertTopic("t", {
+      readQueueNums: 1,
+      writeQueueNums: 1,
+      brokerGroups: ["g-a", "g-b", "g-c"],
+    });
+    await admin.upsertTopic("other", {
+      readQueueNums: 1,
+      writeQueueNums: 1,
+      brokerGroups: ["g-a"],
+    });
+    const message = { body, tag: "nightly", properties: { k: "v" } };
+    const running = await a.createSchedule({ topic: "t", cron: "0 0 1 1 *", message });
+    const paused = await a.createSchedule({
+      topic: "t",
+      cron: "*/5 * * * *",
+      timeZone: "Europe/Paris",
+      missedTicks: "fire_once",
+      paused: true,
+      message: { body },
+    });
+    const stays = await a.createSchedule({ topic: "other", cron: "0 0 1 1 *", message: { body } });
+    const before = await a.exportSchedule(running.id);
+    await admin.drainTopicGroup("t", "g-a");
+    assert.equal((await admin.topicRoute("t")).brokerGroups[0].state, "draining");
+    // Gone from g-a but for the other topic's; on g-b (first active by name), not on g-c.
+    assert.deepEqual((await a.listSchedules()).map((s) => s.id), [stays.id]);
+    assert.deepEqual((await c.listSchedules()).map((s) => s.id), []);
+    const moved = await b.exportSchedule(running.id);
+    assert.deepEqual(moved, before, "the same schedule whole: id, message, creation, last tick");
+    const p = await b.getSchedule(paused.id);
+    assert.deepEqual([p.paused, p.timeZone, p.missedTicks], [true, "Europe/Paris", "fire_once"]);
+    assert.equal((await b.getSchedule(running.id)).paused, false, "it ticks on g-b");
+    // A drain run again finds nothing to move; an import of one already there is answered.
+    await admin.drainTopicGroup("t", "g-a");
+    assert.equal((await b.importSchedule(moved)).id, running.id);
+    await assert.rejects(
+      b.importSchedule({ ...moved, topic: "other" }),
+      refused("SCHEDULE_EXISTS"),
+    );
+    await admin.removeTopicGroup("t", "g-a");
+  }));
+
+Deno.test("drain: a schedule move that fails leaves the schedule running where it was", () =>
   withGroups(["g-a", "g-b"], async (g) => {
     await g.register();
     const admin = new ClusterTopicAdmin(g.source());
-    const a = g.brokers.get("g-a")!;
+    const [a, b] = ["g-a", "g-b"].map((n) => g.brokers.get(n)!);
     await admin.upsertTopic("t", {
       readQueueNums: 1,
       writeQueueNums: 1,
       brokerGroups: ["g-a", "g-b"],
     });
     const s = await a.createSchedule({ topic: "t", cron: "0 0 1 1 *", message: { body } });
-    const e = await admin.drainTopicGroup("t", "g-a").catch((e) => e);
-    assert.ok(refused("TOPIC_ROUTE_CONFLICT")(e), String(e));
-    assert.deepEqual(e.extensions.schedules, [s.id]);
-    assert.equal((await admin.topicRoute("t")).brokerGroups[0].state, "active", "nothing changed");
-    await a.deleteSchedule(s.id);
+    const importSchedule = b.importSchedule;
+    Object.assign(b, {
+      importSchedule: () => Promise.reject(new BrokerError("BROKER_UNAVAILABLE", "g-b is down")),
+    });
+    await assert.rejects(admin.drainTopicGroup("t", "g-a"), refused("BROKER_UNAVAILABLE"));
+    assert.equal((await a.getSchedule(s.id)).paused, false, "running again on g-a");
+    assert.equal((await admin.topicRoute("t")).brokerGroups[0].state, "active", "not draining");
+    Object.assign(b, { importSchedule });
     await admin.drainTopicGroup("t", "g-a");
-    await admin.removeTopicGroup("t", "g-a");
+    assert.equal((await b.getSchedule(s.id)).id, s.id);
   }));
 
 Deno.test("add and drain of one group serialize through the record: the perm follows its state", () =>

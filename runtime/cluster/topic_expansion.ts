@@ -18,6 +18,7 @@ import type { LiveGroups } from "./route_join.ts";
 import type { TopicRecords } from "./topic_records.ts";
 import { drainStatusOf, owedText, refuseWithSchedules } from "./drain_check.ts";
 import { copyTopicConsumers } from "./topic_join_copy.ts";
+import { moveSchedules } from "./schedule_move.ts";
 
 /** What the admin needs of the route source (KvClusterRouteSource fits). */
 export interface AdminRouteSource {
@@ -69,18 +70,20 @@ export async function drainTopicGroup(
 ): Promise<void> {
   const link = await liveLink(source, brokerGroup);
   const before = await recordOf(source, topic);
-  if (before.groups[memberAt(before, topic, brokerGroup)].state !== "draining") {
-    await refuseWithSchedules(link, topic, "drain");
+  const at = memberAt(before, topic, brokerGroup);
+  // Where a new schedule of the topic goes once this group drains: its schedules go there.
+  const heir = before.groups.filter((g, i) => i !== at && g.state === "active")
+    .map((g) => g.brokerGroup).sort()[0];
+  if (heir === undefined && before.groups[at].state !== "draining") {
+    throw lastActive(topic, brokerGroup);
   }
+  if (heir !== undefined) await moveSchedules(link, await liveLink(source, heir), topic);
   const drainId = crypto.randomUUID();
   await source.records.update(topic, (current) => {
     const at = memberAt(current, topic, brokerGroup);
     if (current!.groups[at].state === "draining") return undefined;
     if (!current!.groups.some((g, i) => i !== at && g.state === "active")) {
-      throw new BrokerError(
-        "TOPIC_ROUTE_CONFLICT",
-        `Cannot drain broker group ${brokerGroup}: it is the last active group of topic ${topic} (add another first)`,
-      );
+      throw lastActive(topic, brokerGroup);
     }
     return withGroup(current!, at, { ...current!.groups[at], state: "draining", drainId });
   });
@@ -178,6 +181,13 @@ async function checkDrained(
       { owed: status },
     );
   }
+}
+
+function lastActive(topic: string, brokerGroup: string): BrokerError {
+  return new BrokerError(
+    "TOPIC_ROUTE_CONFLICT",
+    `Cannot drain broker group ${brokerGroup}: it is the last active group of topic ${topic} (add another first)`,
+  );
 }
 
 async function liveLink(source: AdminRouteSource, brokerGroup: string): Promise<GroupLink> {

@@ -1,5 +1,6 @@
 // Scheduled messages a producer owns (cancel, reschedule: the timer wheel) and cron
 // schedules (CronService), behind the core's argument checks.
+import type { CronScheduleExport } from "../protocol/cluster_types.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import { checkReadableTopic } from "../protocol/names.ts";
 import type {
@@ -81,6 +82,31 @@ export class Scheduling {
   }
 
   async createSchedule(input: CronScheduleInput): Promise<CronScheduleView> {
+    await this.#check(input);
+    return this.d.cron.create(input);
+  }
+
+  exportSchedule(id: string): Promise<CronScheduleExport> {
+    return Promise.resolve().then(() => this.d.cron.export(id));
+  }
+
+  /** As createSchedule, keeping the schedule's id, creation time and last tick. */
+  async importSchedule(s: CronScheduleExport): Promise<CronScheduleView> {
+    await this.#check(s);
+    const time = (t: unknown) => Number.isSafeInteger(t) && (t as number) >= 0;
+    if (
+      typeof s.id !== "string" || !SCHEDULE_ID.test(s.id) || !time(s.createdAt) ||
+      !(s.lastTickAt === null || time(s.lastTickAt))
+    ) {
+      throw new BrokerError(
+        "INVALID_PARAMETER",
+        "Cannot import a schedule without an id (letters, digits, - and _), createdAt and lastTickAt (ms, or null)",
+      );
+    }
+    return this.d.cron.import(s);
+  }
+
+  async #check(input: CronScheduleInput): Promise<void> {
     await this.d.writableTopic(input.topic);
     this.d.checkMessage(input.message);
     checkCron(input.cron, input.timeZone ?? "UTC");
@@ -91,7 +117,6 @@ export class Scheduling {
         `Cannot use missedTicks ${JSON.stringify(missed)}: skip or fire_once`,
       );
     }
-    return this.d.cron.create(input);
   }
   listSchedules(): Promise<CronScheduleView[]> {
     return Promise.resolve(this.d.cron.list());
@@ -106,6 +131,9 @@ export class Scheduling {
     return Promise.resolve().then(() => this.d.cron.delete(id));
   }
 }
+
+/** What newId() makes (UUIDs) and what an import may name. */
+const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 function checkMessageId(messageId: string): void {
   if (!MESSAGE_ID_PATTERN.test(messageId)) {

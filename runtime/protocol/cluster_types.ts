@@ -9,6 +9,7 @@
 // broker's own: a single broker and a one-group cluster show the same ids.
 
 import { BrokerError } from "./errors.ts";
+import type { CronScheduleInput } from "./types.ts";
 
 /** Room for a group's own queue ids (topicQueueNumsMax's default) inside one slot: a
  * topic on a cluster has at most this many queues on each group (queueCountsOnGroup). */
@@ -95,4 +96,12 @@ export function globalQueueId(slot: number, localQueueId: number): number {
 
 export function splitQueueId(queueId: number): { slot: number; localQueueId: number } {
   return { slot: Math.floor(queueId / QUEUE_ID_STRIDE), localQueueId: queueId % QUEUE_ID_STRIDE };
+}
+
+/** A schedule whole, with its id, creation time and last tick: what the cluster router
+ * moves to another broker group when it drains one (docs/cluster.md). */
+export interface CronScheduleExport extends CronScheduleInput {
+  id: string;
+  createdAt: number;
+  lastTickAt: number | null;
 }

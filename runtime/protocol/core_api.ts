@@ -46,7 +46,7 @@ import type {
   TransactionView,
 } from "./transaction_types.ts";
 import type { ClusterView, DrainStatus, GroupProgress, TopicStats } from "./ops_types.ts";
-import type { AssignmentOptions, TopicRouteView } from "./cluster_types.ts";
+import type { AssignmentOptions, CronScheduleExport, TopicRouteView } from "./cluster_types.ts";
 import type { QstashScheduleDetails, QstashSettings, QstashSigningKeys } from "./qstash.ts";
 
 /** Producing: single and batch sends, and the scheduled messages a producer owns. */
@@ -202,6 +202,16 @@ export interface OpsApi {
   topicStats(topic: string): Promise<TopicStats>;
   groupProgress(group: string): Promise<GroupProgress>;
   clusterView(): Promise<ClusterView>;
+}
+
+/** Moving a cron schedule to another broker group (the cluster router's drain,
+ * docs/cluster.md). Admin rights. Not part of BrokerClient: the Broker implements it, and
+ * the broker link over HTTP (GET /v1/schedules/{id}/export, PUT /v1/schedules/{id}). */
+export interface ScheduleMoveApi {
+  exportSchedule(id: string): Promise<CronScheduleExport>;
+  /** Creates it with its id, creation time and last tick. One here already with that id,
+   * topic and cron is answered as it is (a move run again); another is SCHEDULE_EXISTS. */
+  importSchedule(schedule: CronScheduleExport): Promise<CronScheduleView>;
 }
 
 /** What a single broker answers about one of its topics before a cluster router removes

@@ -59,6 +59,11 @@ export const PROBLEMS = {
     type: "/problems/schedule-not-found",
     title: "No such schedule",
   },
+  SCHEDULE_EXISTS: {
+    status: 409,
+    type: "/problems/schedule-exists",
+    title: "Another schedule has this id",
+  },
   RECEIPT_HANDLE_UNKNOWN: {
     status: 404,
     type: "/problems/receipt-handle-unknown",
