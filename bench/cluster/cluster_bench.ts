@@ -3,7 +3,7 @@
 //   deno run -A bench/cluster/cluster_bench.ts [--json] [--runtime deno|bun]
 //     [--coordination etcd|kv-host] [--seconds 5] [--rounds 3] [--messages 1000000]
 //     [--rate 200] [--only hop|cluster] [--coalesce true|false]
-//     [--in-flight N] [--hop-connections 32,128,256]
+//     [--in-flight N] [--hop-connections 32,128,512]
 // It starts local clusters (tools/cluster/local_cluster.ts: real processes, free ports)
 // with children on --runtime (default: the runtime it runs on) and prints one JSON line:
 //   functions_hop_ratio    single 1 KiB produces/s through a functions process ÷ straight
@@ -64,7 +64,7 @@ const seconds = flags.number("seconds", 5);
 const rounds = flags.number("rounds", 3);
 const messages = flags.number("messages", 1_000_000);
 const rate = flags.number("rate", 200);
-const hopConnections = flags.string("hop-connections", "32,128,256").split(",").map(Number);
+const hopConnections = flags.string("hop-connections", "32,128,512").split(",").map(Number);
 const BROKER_ENV = {
   MQ_GRPC: "false",
   MQ_REMOTING: "false",
