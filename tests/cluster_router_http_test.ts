@@ -74,7 +74,9 @@ Deno.test("ClusterClient over HTTP: a Deno group and a Bun group", async () => {
     await client.heartbeat("hc", { clientId: c, subscriptions: [{ topic: "h" }] });
   }
   const shares = await Promise.all(["c1", "c2"].map((c) => client.assignment("hc", c, "h")));
-  assert.deepEqual(shares.map((s) => s.queueIds), [[0, 1], [1024, 1025]]);
+  // Queues sort by broker group name, then id (RocketMQ's MessageQueue order): g-bun's
+  // (slot 1: 1024, 1025) come before g-deno's (slot 0).
+  assert.deepEqual(shares.map((s) => s.queueIds), [[1024, 1025], [0, 1]]);
 
   const offsets = await client.getOffsets("hc", "h");
   assert.deepEqual(offsets.queues.map((q) => q.queueId), [0, 1, 1024, 1025]);
