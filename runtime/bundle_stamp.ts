@@ -42,7 +42,7 @@ export async function stampFiles(): Promise<StampFiles> {
 }
 
 export const STAMP_FILE = "stamp.json";
-const FORMAT = 1;
+const FORMAT = 2;
 
 export interface BundleStamp {
   format: number;
@@ -51,6 +51,8 @@ export interface BundleStamp {
   /** Repository-relative path → [size in bytes, whole ms of its mtime] (runtimes differ in
    * the fraction they report). */
   inputs: Record<string, [number, number]>;
+  /** Entry → the inputs of every chunk it may load: the ones checked for it. */
+  entryInputs: Record<string, string[]>;
 }
 
 /** The stamp of `inputs` (repository-relative paths) as they are now under `root`. */
@@ -59,6 +61,9 @@ export function stampOf(
   root: string,
   inputs: string[],
   outputs: Record<string, string>,
+  entryInputs: Record<string, string[]> = Object.fromEntries(
+    Object.keys(outputs).map((e) => [e, inputs]),
+  ),
 ): BundleStamp {
   const stamped: Record<string, [number, number]> = {};
   for (const path of inputs) {
@@ -66,7 +71,7 @@ export function stampOf(
     if (!s) throw new Error(`${path}: no such file`);
     stamped[path] = s;
   }
-  return { format: FORMAT, outputs, inputs: stamped };
+  return { format: FORMAT, outputs, inputs: stamped, entryInputs };
 }
 
 /** The bundle of `entry` under `root/outdir` when it may run (its path relative to `root`),
@@ -84,12 +89,14 @@ export function checkBundle(
     return { stale: `no ${outdir}/${STAMP_FILE}` };
   }
   const out = stamp.outputs?.[entry];
-  if (stamp.format !== FORMAT || !stamp.inputs || !out) {
+  const checked = stamp.entryInputs?.[entry];
+  if (stamp.format !== FORMAT || !stamp.inputs || !out || !checked) {
     return { stale: `${outdir}/${STAMP_FILE} does not describe ${entry}` };
   }
   const bundle = `${outdir}/${out}`;
   if (!files.stat(`${root}/${bundle}`)) return { stale: `${bundle} is missing` };
-  for (const [path, [size, mtimeMs]] of Object.entries(stamp.inputs)) {
+  for (const path of checked) {
+    const [size, mtimeMs] = stamp.inputs[path] ?? [-1, -1];
     const s = files.stat(`${root}/${path}`);
     if (!s) return { stale: `${path} is gone` };
     if (s[0] !== size || s[1] !== mtimeMs) return { stale: `${path} changed` };

@@ -51,16 +51,30 @@ export async function bundle(outdir: string): Promise<string[]> {
   await esbuild.stop();
   // The stamp that lets runtime/start.ts and functions/start.ts run this bundle while every
   // input is unchanged (runtime/bundle_stamp.ts).
+  const outs = result.metafile.outputs;
   const outputs: Record<string, string> = {};
-  for (const [out, meta] of Object.entries(result.metafile.outputs)) {
-    if (meta.entryPoint && BUNDLE_ENTRIES.includes(meta.entryPoint)) {
-      outputs[meta.entryPoint] = out.slice(outdir.length + 1);
+  const entryInputs: Record<string, string[]> = {};
+  for (const [out, meta] of Object.entries(outs)) {
+    if (!meta.entryPoint || !BUNDLE_ENTRIES.includes(meta.entryPoint)) continue;
+    outputs[meta.entryPoint] = out.slice(outdir.length + 1);
+    // Every chunk the entry may load, now or later (static and dynamic imports).
+    const chunks = new Set<string>();
+    const todo = [out];
+    while (todo.length > 0) {
+      const chunk = todo.pop()!;
+      if (chunks.has(chunk) || !outs[chunk]) continue;
+      chunks.add(chunk);
+      for (const i of outs[chunk].imports) if (!i.external) todo.push(i.path);
     }
+    const read = [...chunks].flatMap((c) => Object.keys(outs[c].inputs));
+    entryInputs[meta.entryPoint] = stampedInputs(read.filter((p) => !p.includes(":")));
   }
-  const inputs = stampedInputs(Object.keys(result.metafile.inputs).filter((p) => !p.includes(":")));
+  const inputs = [...new Set(Object.values(entryInputs).flat())];
   writeFileSync(
     `${root}/${outdir}/${STAMP_FILE}`,
-    JSON.stringify(stampOf(await stampFiles(), root.replace(/\/$/, ""), inputs, outputs)),
+    JSON.stringify(
+      stampOf(await stampFiles(), root.replace(/\/$/, ""), inputs, outputs, entryInputs),
+    ),
   );
   return Object.keys(result.metafile.outputs);
 }
