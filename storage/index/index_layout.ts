@@ -31,6 +31,9 @@ export const SLOTS_PER_PAGE = SLOT_PAGE_BYTES / INDEX_SLOT_BYTES;
 export const SLOT_RUN_PAGES_MAX = 64;
 const SLOTS_PER_CHUNK = SLOT_RUN_PAGES_MAX * (SLOT_PAGE_BYTES / INDEX_SLOT_BYTES);
 const SLOT_CHUNK_BYTES = SLOTS_PER_CHUNK * INDEX_SLOT_BYTES;
+const CHUNK_SHIFT = 16;
+const CHUNK_MASK = SLOTS_PER_CHUNK - 1;
+assert(SLOTS_PER_CHUNK === 2 ** CHUNK_SHIFT && INDEX_SLOT_BYTES === 4, "slot chunk shifts");
 /** Entries read per readAt while recovering (80 KiB). */
 export const RECOVER_BATCH_ENTRIES = 4096;
 const INT32_MAX = 2 ** 31 - 1;
@@ -77,15 +80,16 @@ export class SlotTable {
     return this.#chunks.filter((c) => c !== undefined).length;
   }
 
+  // Slots are below 2^31 and SLOTS_PER_CHUNK is 2^16: shifts, not divisions (the put path).
   get(slot: number): number {
-    const chunk = this.#chunks[Math.floor(slot / SLOTS_PER_CHUNK)];
-    return chunk ? chunk.getInt32((slot % SLOTS_PER_CHUNK) * INDEX_SLOT_BYTES) : 0;
+    const chunk = this.#chunks[slot >>> CHUNK_SHIFT];
+    return chunk === undefined ? 0 : chunk.getInt32((slot & CHUNK_MASK) << 2);
   }
 
   set(slot: number, value: number): void {
-    const c = Math.floor(slot / SLOTS_PER_CHUNK);
+    const c = slot >>> CHUNK_SHIFT;
     const chunk = this.#chunks[c] ?? (value === 0 ? undefined : this.#view(c));
-    chunk?.setInt32((slot % SLOTS_PER_CHUNK) * INDEX_SLOT_BYTES, value);
+    chunk?.setInt32((slot & CHUNK_MASK) << 2, value);
   }
 
   /** The file bytes of slots [first, end), within one chunk (runs of SLOT_RUN_PAGES_MAX
