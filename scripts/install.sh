@@ -59,3 +59,7 @@ if ! command -v h2load >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -f /etc/debian
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nghttp2-client) \
     >/dev/null 2>&1 || echo "install: h2load could not be installed; gRPC benches use Node.js load"
 fi
+# The esbuild bundle of the entry files (scripts/bundle.ts) that `deno task start` and
+# `npm run start:bun` run while it is fresh (runtime/start.ts); rebuilt only when stale.
+.tools/node_modules/.bin/deno run -A scripts/bundle.ts --if-stale >/dev/null \
+  || echo "install: the bundle could not be built; the start commands run the sources"

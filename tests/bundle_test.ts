@@ -4,7 +4,8 @@
 // serves a message (the pull loads the chunk of the lazy route families), and stops cleanly; the functions bundle loads its whole module graph
 // (without MQ_KV it stops with its own message, which runs only once every import is in).
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { STAMP_FILE } from "../runtime/bundle_stamp.ts";
 import { bundle } from "../scripts/bundle.ts";
 import { REPO_ROOT, RUNTIMES, startChild } from "./harness/process.ts";
 import { tempDir } from "./harness/broker.ts";
@@ -56,6 +57,42 @@ Deno.test({
           const { code } = await child.exited;
           assert.equal(code, 2);
           assert.match(child.stderr.join(""), /MQ_KV must name the KV Connect endpoint/);
+        });
+      }
+      // The start files' rule (runtime/bundle_stamp.ts): a fresh bundle runs, a stale one
+      // never does. The functions bundle is replaced by one that says so, which changes
+      // nothing the stamp records; a stamped input that changes makes it stale.
+      writeFileSync(
+        `${REPO_ROOT}/${OUT}/functions/main.js`,
+        'console.error("the bundle ran"); process.exit(3);\n',
+      );
+      writeFileSync(
+        `${REPO_ROOT}/${OUT}/start_probe.ts`,
+        `import { startEntry } from "../../runtime/bundle_stamp.ts";\n` +
+          `await startEntry("functions/main.ts", ${JSON.stringify(OUT)});\n`,
+      );
+      for (const runtime of RUNTIMES) {
+        await t.step(`${runtime}: the start path runs the fresh bundle`, async () => {
+          await using child = startChild(runtime, `${OUT}/start_probe.ts`, [], { MQ_KV: "" });
+          const { code } = await child.exited;
+          assert.equal(code, 3, child.stderr.join(""));
+          assert.match(child.stderr.join(""), /the bundle ran/);
+        });
+      }
+      const stampPath = `${REPO_ROOT}/${OUT}/${STAMP_FILE}`;
+      const stamp = JSON.parse(readFileSync(stampPath, "utf8"));
+      stamp.inputs["functions/main.ts"][1] -= 1000; // as if main.ts changed after the build
+      writeFileSync(stampPath, JSON.stringify(stamp));
+      for (const runtime of RUNTIMES) {
+        await t.step(`${runtime}: the start path runs the sources when stale`, async () => {
+          await using child = startChild(runtime, `${OUT}/start_probe.ts`, [], { MQ_KV: "" });
+          const { code } = await child.exited;
+          const stderr = child.stderr.join("");
+          assert.equal(code, 2, stderr);
+          assert.match(stderr, /is stale, running the sources/);
+          assert.match(stderr, /functions\/main\.ts changed/);
+          assert.match(stderr, /MQ_KV must name the KV Connect endpoint/);
+          assert.doesNotMatch(stderr, /the bundle ran/);
         });
       }
     } finally {

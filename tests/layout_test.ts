@@ -36,6 +36,7 @@ const graph = new Map(files.map((f) => [f, importsOf(f)]));
  * (broker_link.ts is the SDK link the two share). */
 const FUNCTIONS_ENTRIES = new Set([
   "functions/main.ts",
+  "functions/start.ts",
   "functions/deploy.ts",
   "functions/broker_link.ts",
 ]);

@@ -97,3 +97,26 @@ for (const entry of ["runtime/main.ts", "functions/main.ts", "functions/deploy.t
     assert.deepEqual(packages, [], `${entry} loads ${packages.join(", ")} before it listens`);
   });
 }
+
+Deno.test("the start files load only the freshness check before they pick bundle or sources", async () => {
+  // Every module deno info finds, dynamic imports included: an analyzable import of either
+  // graph would have Deno load (and type-strip) it before the first line runs.
+  for (
+    const [entry, expected] of [
+      ["runtime/start.ts", ["runtime/bundle_stamp.ts", "runtime/start.ts"]],
+      ["functions/start.ts", ["functions/start.ts", "runtime/bundle_stamp.ts"]],
+    ] as const
+  ) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", entry],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    assert.ok(out.success, `deno info ${entry} failed`);
+    const modules = JSON.parse(new TextDecoder().decode(out.stdout)).modules as Module[];
+    const files = modules.map((m) => m.specifier).filter((s) => s.startsWith("file://"))
+      .map((s) => relative(ROOT, new URL(s).pathname)).sort();
+    assert.deepEqual(files, expected);
+  }
+});

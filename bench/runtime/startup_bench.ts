@@ -4,13 +4,14 @@
 //   bun run bench/runtime/startup_bench.ts     [--json] …
 //
 // Every process is a child on the runtime the bench runs on (the broker as deno.json's start
-// task runs it), on port 0 with a new data folder under os.tmpdir(), deleted at the end:
+// task runs it: runtime/start.ts, which runs the bundle under dist/ while it is fresh; the
+// bench first builds it as scripts/install.sh does), on port 0 with a new data folder under os.tmpdir(), deleted at the end:
 //   cold_start_ms            spawn -> first 201 of a produce, empty data dir (median of --runs)
 //   listening_ms             spawn -> the broker's "listening" line (same runs)
 //   idle_rss_mib             the broker's RSS 2 s after that one produce (median of the runs)
 //   cold_start_cpu_ms        CPU time (user + system) the broker used up to that first 201:
 //                            less moved by other processes on a shared machine than the time
-//   functions_cold_start_ms  the split-mode functions process (functions/main.ts, what an
+//   functions_cold_start_ms  the split-mode functions process (functions/start.ts, what an
 //                            edge platform cold-starts): spawn -> first answered request (a
 //                            produce forwarded to a broker found in the KV route table; the
 //                            KV host, tools/kv_host, and the broker run already);
@@ -22,17 +23,21 @@
 //                            --seconds per run, 3 rounds alternating; the ratio of medians
 //   shutdown_1000_topics_ms  SIGTERM -> exit of that broker (every topic written to); the
 //                            restart then finds every acknowledged message (flushed_ok)
-//   *_bundled_*              the same with the esbuild bundle of the entry files
-//                            (scripts/bundle.ts, built fresh into dist/ at the start)
+//   start_runs               "bundle" or "sources": what the start files ran (dist/ fresh?)
+//   *_sources_*              the same with the source entry files (runtime/main.ts,
+//                            functions/main.ts), what `deno test` and a checkout without
+//                            an install run
 //   floor_cold_start_ms      the runtime's own floor in the same run: a bare Hono server
 //   floor_idle_rss_mib       (bench/http/hello_server.ts) spawn -> first 201, RSS 2 s later
-// --only cold|functions|topics runs one phase; --no-bundle skips the bundled runs. With
+// --only cold|functions|topics runs one phase; --no-bundle does not build dist/ first (the
+// start files then run what is there, fresh, or the sources); --no-sources skips those runs. With
 // --json the last stdout line is one JSON object. bench/README.md has the figures.
 import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
+import { checkBundle, stampFiles } from "../../runtime/bundle_stamp.ts";
 import {
   brokerDenoV8Flags,
   commandLine,
@@ -51,10 +56,11 @@ const seconds = flags.number("seconds", 3);
 /** --only cold|functions|topics: run that phase alone (the others report NaN). */
 const only = flags.string("only", "");
 const bundled = !flags.has("no-bundle");
-const BROKER = "runtime/main.ts";
-const BROKER_BUNDLE = "dist/runtime/main.js";
-const FUNCTIONS = "functions/main.ts";
-const FUNCTIONS_BUNDLE = "dist/functions/main.js";
+const sources = !flags.has("no-sources");
+const BROKER = "runtime/start.ts";
+const BROKER_SOURCES = "runtime/main.ts";
+const FUNCTIONS = "functions/start.ts";
+const FUNCTIONS_SOURCES = "functions/main.ts";
 const CONNECTIONS = 64;
 const BODY = "m".repeat(1024);
 const KV_TOKEN = "startup-bench-token-0123456789";
@@ -85,7 +91,7 @@ function start(
   const tool = script.startsWith("tools/");
   const argv = tool || !isDeno ? ["run", ...(tool ? ["-A"] : []), script, ...args] : [
     "run",
-    ...(script === BROKER || script === BROKER_BUNDLE ? [brokerDenoV8Flags()] : []),
+    ...(script === BROKER || script === BROKER_SOURCES ? [brokerDenoV8Flags()] : []),
     "-A",
     script,
     ...args,
@@ -328,14 +334,22 @@ try {
   const skip = (phase: string) => only !== "" && only !== phase;
   const none = { cold: NaN, listening: NaN, rss: NaN, cpu: NaN };
   if (bundled && (!skip("cold") || !skip("functions"))) await buildBundle();
+  const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+  const files = await stampFiles();
+  const startRuns = [BROKER_SOURCES, FUNCTIONS_SOURCES].every((e) =>
+      "bundle" in checkBundle(files, root, "dist", e)
+    )
+    ? "bundle"
+    : "sources";
+  say(`    the start files run the ${startRuns}`);
   say("[1] cold start and idle RSS (and a bare Hono server's, the floor)…");
   const floor = skip("cold") ? none : await coldStarts("bench/http/hello_server.ts");
   const c = skip("cold") ? none : await coldStarts(BROKER);
-  const cb = skip("cold") || !bundled ? none : await coldStarts(BROKER_BUNDLE);
+  const cb = skip("cold") || !sources ? none : await coldStarts(BROKER_SOURCES);
   say("[2] split-mode functions cold start…");
   const fNone = { cold: NaN, cpu: NaN, rss: NaN };
   const f = skip("functions") ? fNone : await functionsColdStarts(FUNCTIONS);
-  const fb = skip("functions") || !bundled ? fNone : await functionsColdStarts(FUNCTIONS_BUNDLE);
+  const fb = skip("functions") || !sources ? fNone : await functionsColdStarts(FUNCTIONS_SOURCES);
   say(`[3] ${topicCount} topics vs 1, and shutdown…`);
   const t = skip("topics")
     ? { one: NaN, all: NaN, shutdownMs: NaN, clean: false, flushed: false }
@@ -343,6 +357,7 @@ try {
   const out = {
     runtime: runtime.name,
     runtime_version: runtime.version,
+    start_runs: startRuns,
     cold_start_ms: round(c.cold),
     listening_ms: round(c.listening),
     cold_start_cpu_ms: round(c.cpu),
@@ -350,13 +365,13 @@ try {
     functions_cold_start_ms: round(f.cold),
     functions_cold_start_cpu_ms: round(f.cpu),
     functions_idle_rss_mib: round(f.rss),
-    cold_start_bundled_ms: round(cb.cold),
-    listening_bundled_ms: round(cb.listening),
-    cold_start_bundled_cpu_ms: round(cb.cpu),
-    idle_rss_bundled_mib: round(cb.rss),
-    functions_cold_start_bundled_ms: round(fb.cold),
-    functions_cold_start_bundled_cpu_ms: round(fb.cpu),
-    functions_idle_rss_bundled_mib: round(fb.rss),
+    cold_start_sources_ms: round(cb.cold),
+    listening_sources_ms: round(cb.listening),
+    cold_start_sources_cpu_ms: round(cb.cpu),
+    idle_rss_sources_mib: round(cb.rss),
+    functions_cold_start_sources_ms: round(fb.cold),
+    functions_cold_start_sources_cpu_ms: round(fb.cpu),
+    functions_idle_rss_sources_mib: round(fb.rss),
     floor_cold_start_ms: round(floor.cold),
     floor_idle_rss_mib: round(floor.rss),
     floor_cold_start_cpu_ms: round(floor.cpu),
@@ -369,8 +384,12 @@ try {
     flushed_ok: t.flushed,
   };
   say("");
-  for (const [k, v] of Object.entries(out)) say(`  ${k.padEnd(28)} ${v}`);
-  if (json) process.stdout.write(JSON.stringify(out) + "\n");
+  for (const [k, v] of Object.entries(out)) {
+    say(`  ${k.padEnd(28)} ${v}`);
+  }
+  if (json) {
+    process.stdout.write(JSON.stringify(out) + "\n");
+  }
 } finally {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }

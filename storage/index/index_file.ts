@@ -96,9 +96,7 @@ export class IndexFile {
       const size = layout.hashSlotNum * INDEX_SLOT_BYTES;
       const raw = readFully(handle, INDEX_HEADER_BYTES, size);
       // A short read (a file cut short by a crash) leaves the missing slots 0.
-      const slots = new SlotTable(layout.hashSlotNum);
-      slots.bytes.set(raw.subarray(0, size));
-      file.#makeWritable(slots);
+      file.#makeWritable(SlotTable.of(raw.subarray(0, size), layout.hashSlotNum));
     }
     return file;
   }
@@ -329,7 +327,7 @@ export class IndexFile {
   }
 
   /** Writes the dirty pages, each run of adjacent pages as one write of at most
-   * SLOT_RUN_PAGES_MAX pages, straight from the table. */
+   * SLOT_RUN_PAGES_MAX pages within one of its multiples, straight from the table. */
   #writeSlotPages(): void {
     const pages = this.#dirtyPages;
     if (pages.length === 0) return;
@@ -338,7 +336,9 @@ export class IndexFile {
     pages.sort((a, b) => a - b);
     for (let i = 0; i < pages.length;) {
       let j = i + 1;
-      while (j < pages.length && pages[j] === pages[j - 1] + 1 && j - i < SLOT_RUN_PAGES_MAX) j++;
+      while (
+        j < pages.length && pages[j] === pages[j - 1] + 1 && pages[j] % SLOT_RUN_PAGES_MAX !== 0
+      ) j++;
       const firstSlot = pages[i] * SLOTS_PER_PAGE;
       const endSlot = Math.min((pages[j - 1] + 1) * SLOTS_PER_PAGE, slots.length);
       this.#handle.writeAt(

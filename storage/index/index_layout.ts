@@ -26,8 +26,14 @@ export const INDEX_ENTRY_BYTES = 20; // IndexFile.indexSize
 export const INVALID_INDEX = 0; // IndexFile.invalidIndex
 const SLOT_PAGE_BYTES = 4096;
 export const SLOTS_PER_PAGE = SLOT_PAGE_BYTES / INDEX_SLOT_BYTES;
-/** Adjacent dirty pages merged into one write, at most 1 MiB a write. */
-export const SLOT_RUN_PAGES_MAX = 256;
+/** Adjacent dirty pages merged into one write, at most 256 KiB a write, never across a
+ * multiple of it (the slot table's chunks). */
+export const SLOT_RUN_PAGES_MAX = 64;
+const SLOTS_PER_CHUNK = SLOT_RUN_PAGES_MAX * (SLOT_PAGE_BYTES / INDEX_SLOT_BYTES);
+const SLOT_CHUNK_BYTES = SLOTS_PER_CHUNK * INDEX_SLOT_BYTES;
+const CHUNK_SHIFT = 16;
+const CHUNK_MASK = SLOTS_PER_CHUNK - 1;
+assert(SLOTS_PER_CHUNK === 2 ** CHUNK_SHIFT && INDEX_SLOT_BYTES === 4, "slot chunk shifts");
 /** Entries read per readAt while recovering (80 KiB). */
 export const RECOVER_BATCH_ENTRIES = 4096;
 const INT32_MAX = 2 ** 31 - 1;
@@ -38,33 +44,75 @@ assert(SLOT_PAGE_BYTES % INDEX_SLOT_BYTES === 0, "slot page holds whole slots");
  * The slot table of a writable file, held as the file holds it (big-endian int32s), so a
  * dirty page is written straight from it when the file is sealed or closed: with random
  * keys nearly every page is dirty by then, and converting 5M slots cost a DataView store
- * per slot plus a buffer per page.
+ * per slot plus a buffer per page. Held in chunks of SLOT_RUN_PAGES_MAX pages, each
+ * allocated on its first non-zero slot: a new file's 20 MB table is not allocated whole at
+ * the first put (Bun sometimes touched every page of such an array, +16-20 MiB of idle RSS:
+ * bench/README.md "Round 5 (branch idle)"); a chunk never allocated reads as zeros.
  */
 export class SlotTable {
-  readonly bytes: Uint8Array;
   readonly length: number;
-  readonly #view: DataView;
+  readonly #chunks: (DataView | undefined)[];
 
-  /** `from`: the file's slot bytes (copied), or the number of slots (all 0). */
-  constructor(from: Uint8Array | number) {
-    this.bytes = typeof from === "number"
-      ? new Uint8Array(from * INDEX_SLOT_BYTES)
-      : new Uint8Array(from);
-    this.length = this.bytes.length / INDEX_SLOT_BYTES;
-    this.#view = new DataView(this.bytes.buffer);
+  /** The number of slots, all 0. */
+  constructor(length: number) {
+    this.length = length;
+    this.#chunks = new Array(Math.ceil(length / SLOTS_PER_CHUNK));
   }
 
+  /** A table holding `bytes`, a file's slot bytes (copied; all-zero chunks stay unallocated). */
+  static of(bytes: Uint8Array, length: number): SlotTable {
+    const table = new SlotTable(length);
+    for (let c = 0; c < table.#chunks.length; c++) {
+      const from = c * SLOT_CHUNK_BYTES;
+      const part = bytes.subarray(from, Math.min(from + SLOT_CHUNK_BYTES, bytes.length));
+      for (let i = 0; i < part.length; i++) {
+        if (part[i] !== 0) {
+          table.#chunk(c).set(part);
+          break;
+        }
+      }
+    }
+    return table;
+  }
+
+  /** Chunks allocated so far. */
+  get allocatedChunks(): number {
+    return this.#chunks.filter((c) => c !== undefined).length;
+  }
+
+  // Slots are below 2^31 and SLOTS_PER_CHUNK is 2^16: shifts, not divisions (the put path).
   get(slot: number): number {
-    return this.#view.getInt32(slot * INDEX_SLOT_BYTES);
+    const chunk = this.#chunks[slot >>> CHUNK_SHIFT];
+    return chunk === undefined ? 0 : chunk.getInt32((slot & CHUNK_MASK) << 2);
   }
 
   set(slot: number, value: number): void {
-    this.#view.setInt32(slot * INDEX_SLOT_BYTES, value);
+    const c = slot >>> CHUNK_SHIFT;
+    const chunk = this.#chunks[c] ?? (value === 0 ? undefined : this.#view(c));
+    chunk?.setInt32((slot & CHUNK_MASK) << 2, value);
   }
 
-  /** The file bytes of slots [first, end). A view: write it before the next set(). */
+  /** The file bytes of slots [first, end), within one chunk (runs of SLOT_RUN_PAGES_MAX
+   * pages from a multiple of it). A view when allocated: write it before the next set(). */
   slice(first: number, end: number): Uint8Array {
-    return this.bytes.subarray(first * INDEX_SLOT_BYTES, end * INDEX_SLOT_BYTES);
+    const c = Math.floor(first / SLOTS_PER_CHUNK);
+    assert(end - c * SLOTS_PER_CHUNK <= SLOTS_PER_CHUNK, "a slot run within one chunk");
+    const at = (first - c * SLOTS_PER_CHUNK) * INDEX_SLOT_BYTES;
+    const chunk = this.#chunks[c];
+    const n = (end - first) * INDEX_SLOT_BYTES;
+    return chunk ? new Uint8Array(chunk.buffer, at, n) : new Uint8Array(n);
+  }
+
+  #view(c: number): DataView {
+    const bytes = Math.min(
+      SLOT_CHUNK_BYTES,
+      (this.length - c * SLOTS_PER_CHUNK) * INDEX_SLOT_BYTES,
+    );
+    return this.#chunks[c] = new DataView(new ArrayBuffer(bytes));
+  }
+
+  #chunk(c: number): Uint8Array {
+    return new Uint8Array((this.#chunks[c] ?? this.#view(c)).buffer);
   }
 }
 

@@ -12,47 +12,69 @@ import { assert } from "../errors.ts";
 import type { WheelGeometry } from "./timer_config.ts";
 import { isCoarse, type TimerRecord } from "./timer_record.ts";
 
+/** Slots per chunk: a chunk (768 KiB) is allocated on the first link() into it. */
+const CHUNK_SLOTS = 65_536;
+
 /** The slots of one wheel. Slot numbers are absolute (time / precision); the array is
  * indexed modulo its length, which callers keep larger than the span of live slots. */
 export class WheelSlots {
-  /** Position + 1 of each slot's newest record, 0 if empty: a new array needs no fill, so
-   * its pages stay untouched (no RSS) until slots are used (~16 MiB at the defaults). */
-  readonly #lastPos: Float64Array;
-  readonly #live: Int32Array;
+  /** Position + 1 of each slot's newest record, 0 if empty, in chunks allocated on first
+   * use (~16 MiB at the defaults when all are; live slots are near readTime, so few are:
+   * Bun sometimes touched a whole new 16 MiB array, bench/README.md "Round 5"). */
+  readonly #lastPos: (Float64Array | undefined)[];
+  readonly #live: (Int32Array | undefined)[];
 
   constructor(readonly slotCount: number, readonly precisionMs: number) {
-    this.#lastPos = new Float64Array(slotCount);
-    this.#live = new Int32Array(slotCount);
+    const chunks = Math.ceil(slotCount / CHUNK_SLOTS);
+    this.#lastPos = new Array(chunks);
+    this.#live = new Array(chunks);
   }
 
   /** Newest record of the slot's chain, -1 if empty. */
   lastPos(slot: number): number {
-    return this.#lastPos[slot % this.slotCount] - 1;
+    const i = slot % this.slotCount;
+    return (this.#lastPos[Math.floor(i / CHUNK_SLOTS)]?.[i % CHUNK_SLOTS] ?? 0) - 1;
   }
   /** Timers in the slot not cancelled (a re-fed duplicate counts twice). */
   live(slot: number): number {
-    return this.#live[slot % this.slotCount];
+    const i = slot % this.slotCount;
+    return this.#live[Math.floor(i / CHUNK_SLOTS)]?.[i % CHUNK_SLOTS] ?? 0;
   }
   link(slot: number, pos: number, liveDelta: number): void {
     const i = slot % this.slotCount;
-    this.#lastPos[i] = pos + 1;
-    this.#live[i] += liveDelta;
-    assert(this.#live[i] >= 0, "negative live count in a timer slot");
+    const c = Math.floor(i / CHUNK_SLOTS), j = i % CHUNK_SLOTS;
+    if (this.#live[c] === undefined) {
+      const n = Math.min(CHUNK_SLOTS, this.slotCount - c * CHUNK_SLOTS);
+      this.#lastPos[c] = new Float64Array(n);
+      this.#live[c] = new Int32Array(n);
+    }
+    const live = this.#live[c]!;
+    this.#lastPos[c]![j] = pos + 1;
+    live[j] += liveDelta;
+    assert(live[j] >= 0, "negative live count in a timer slot");
   }
   /** Empties the slot; returns the live timers it held. */
   clear(slot: number): number {
     const i = slot % this.slotCount;
-    const live = this.#live[i];
-    this.#lastPos[i] = 0;
-    this.#live[i] = 0;
-    return live;
+    const c = Math.floor(i / CHUNK_SLOTS), j = i % CHUNK_SLOTS;
+    const live = this.#live[c];
+    if (live === undefined) return 0;
+    const n = live[j];
+    this.#lastPos[c]![j] = 0;
+    live[j] = 0;
+    return n;
   }
   reset(): void {
-    this.#lastPos.fill(0);
-    this.#live.fill(0);
+    this.#lastPos.fill(undefined);
+    this.#live.fill(undefined);
   }
+  /** The most the slots take, once every chunk is in use (12 bytes a slot). */
   memoryBytes(): number {
-    return this.#lastPos.byteLength + this.#live.byteLength;
+    return this.slotCount * (Float64Array.BYTES_PER_ELEMENT + Int32Array.BYTES_PER_ELEMENT);
+  }
+  /** What the chunks in use take now. */
+  allocatedBytes(): number {
+    return this.#live.reduce((sum, c) => sum + (c ? c.length * 12 : 0), 0);
   }
 }
 
