@@ -96,3 +96,4 @@ console.log(JSON.stringify({
   url: `http://${hostname}:${server.port}`,
   runtime: platform.name,
 }));
+router.warm();
