@@ -12,9 +12,10 @@
 //   batch_msgs_per_s        100 x 1 KiB per POST, 16 connections
 //   e2e_p50_ms/e2e_p99_ms   broker accepts a produce -> message in a long-polling consumer
 //                           (pull_consumer.mjs, Node.js: the same client for both runtimes),
-//                           at about half the measured peak produce rate, after
+//                           at --e2e-rate msgs/s (default 15,000 on both runtimes), after
 //                           --e2e-warmup-s (3) unrecorded; e2e_sdk_*: the same with the SDK's
-//                           fetch consumer in this process
+//                           fetch consumer in this process; e2e_rate_vs_peak: that rate over
+//                           this run's peak produce rate
 //   wake_p99_ms             produce start -> held pull answered (one queue, one consumer),
 //                           1000 samples after 20 unrecorded
 //   steal_*                 share of the VM's CPU time the host gave to other guests during
@@ -65,10 +66,20 @@ const e2eWarmupS = args.includes("--e2e-warmup-s")
 const WAKE_WARMUP = 20;
 /** Wake-ups recorded: with 1000, p99 is the 10th-worst sample, not (as with 200) the 2nd. */
 const WAKE_SAMPLES = 1000;
-/** --e2e-rate N: produce rate of the end-to-end phase (default: half the measured peak). */
-const e2eRate = args.includes("--e2e-rate")
-  ? Number(args[args.indexOf("--e2e-rate") + 1])
-  : undefined;
+/**
+ * --e2e-rate N|half: produce rate of the end-to-end phase. Default 15,000 msgs/s on both
+ * runtimes, so that their e2e figures are taken under the same load; it used to be half of
+ * each run's own peak (`half`), which put Bun's tail at a ~50% higher rate than Deno's
+ * (bench/README.md, "Round 5 (branch topics)"). 15,000 is about half of Deno's quiet peak.
+ */
+const E2E_RATE_DEFAULT = 15_000;
+const e2eRateArg = args.includes("--e2e-rate")
+  ? args[args.indexOf("--e2e-rate") + 1]
+  : String(E2E_RATE_DEFAULT);
+if (e2eRateArg !== "half" && !(Number(e2eRateArg) > 0)) {
+  throw new Error(`--e2e-rate takes a rate in msgs/s or "half", not ${e2eRateArg}`);
+}
+const e2eRate = e2eRateArg === "half" ? undefined : Number(e2eRateArg);
 // deno-lint-ignore no-explicit-any
 const g = globalThis as any;
 const runtime = g.Deno ? `deno ${g.Deno.version.deno}` : `bun ${g.Bun.version}`;
@@ -171,7 +182,7 @@ try {
   say(`  ${batchRate.toFixed(0)} msgs/s`);
 
   // End to end: a paced producer (paced_producer.mjs, a Node.js child process) sends
-  // about half the peak rate evenly while a consumer long-polls every queue. Latency =
+  // --e2e-rate msgs/s evenly while a consumer long-polls every queue. Latency =
   // arrival at the consumer minus the message's bornTimestamp, which the broker sets when it
   // accepts the request (same machine, same clock): the broker's produce -> store ->
   // dispatch -> wake -> answer path, without the load generator's own queueing. The
@@ -227,6 +238,7 @@ try {
     batch_msgs_per_s: Math.round(batchRate),
     e2e_warmup_s: e2eWarmupS,
     e2e_rate_msgs_per_s: Math.round(target),
+    e2e_rate_vs_peak: Number((target / produceRate).toFixed(3)),
     e2e_achieved_msgs_per_s: fixed.achieved,
     e2e_p50_ms: fixed.p50,
     e2e_p99_ms: fixed.p99,

@@ -21,6 +21,9 @@
 //                            produce to the next topic, over the same on 1 topic (t0):
 //                            autocannon, 64 connections (topics_load.mjs, Node.js),
 //                            --seconds per run, 3 rounds alternating; the ratio of medians
+//   topics_1000_vs_1_cpu_ratio the broker's CPU µs per produce (all threads, /proc) over 1
+//                            topic ÷ over --topics, medians of the same rounds: steadier than
+//                            the rates on a shared machine (produce_*_cpu_us beside it)
 //   shutdown_1000_topics_ms  SIGTERM -> exit of that broker (every topic written to); the
 //                            restart then finds every acknowledged message (flushed_ok)
 //   start_runs               "bundle" or "sources": what the start files ran (dist/ fresh?)
@@ -34,7 +37,7 @@
 // --json the last stdout line is one JSON object. bench/README.md has the figures.
 import process from "node:process";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
 import { checkBundle, stampFiles } from "../../runtime/bundle_stamp.ts";
@@ -42,6 +45,7 @@ import {
   brokerDenoV8Flags,
   commandLine,
   median,
+  processCpuMs,
   round,
   runNodeJson,
   runtimeInfo,
@@ -254,16 +258,25 @@ async function functionsColdStarts(
   }
 }
 
-/** Produces/s autocannon (topics_load.mjs, Node.js) reaches over topics t0…t(n-1). */
-async function produceRate(url: string, topics: number): Promise<number> {
+/** Produces/s autocannon (topics_load.mjs, Node.js) reaches over topics t0…t(n-1), and the
+ * broker's CPU µs per produce meanwhile (all its threads, /proc; NaN elsewhere). */
+async function produceRate(
+  broker: Child,
+  topics: number,
+): Promise<{ rate: number; cpuUs: number }> {
   const script = new URL("./topics_load.mjs", import.meta.url).pathname;
+  const cpuBefore = processCpuMs(broker.pid);
   const r = await runNodeJson<{ non2xx: number; errors: number; requests_per_s: number }>(
-    [script, url, String(topics), String(CONNECTIONS), String(seconds)],
+    [script, broker.url, String(topics), String(CONNECTIONS), String(seconds)],
   );
+  const cpuAfter = processCpuMs(broker.pid);
   if (r.non2xx > 0 || r.errors > 0) {
     throw new Error(`autocannon saw ${r.non2xx} non-2xx and ${r.errors} errors`);
   }
-  return r.requests_per_s;
+  const cpuUs = cpuBefore === undefined || cpuAfter === undefined
+    ? NaN
+    : (cpuAfter - cpuBefore) * 1000 / Math.max(1, r.requests_per_s * seconds);
+  return { rate: r.requests_per_s, cpuUs };
 }
 
 async function manyTopics() {
@@ -276,16 +289,30 @@ async function manyTopics() {
       many.slice(i, i + 50).map((t) => mq.upsertTopic(t, { readQueueNums: 8, writeQueueNums: 8 })),
     );
   }
-  await produceRate(b.url, topicCount); // warm-up: every topic's files exist
-  const one: number[] = [];
-  const all: number[] = [];
+  await produceRate(b, topicCount); // warm-up: every topic's queues written to
+  // A queue's file is created by the first checkpoint that syncs it (up to
+  // store.flushConsumeQueueThoroughInterval, 10 s, after its first message): wait for them, so
+  // that the rounds measure produces, not the creation of 8,000 files (~2.5 s of CPU at once,
+  // which otherwise fell into round 2; bench/README.md, Round 5).
+  const lastQueue = `${dataDir}/store/consumequeue/t${topicCount - 1}/7`;
+  const filesBy = performance.now() + 30_000;
+  while (!existsSync(lastQueue) || readdirSync(lastQueue).length === 0) {
+    if (performance.now() > filesBy) throw new Error(`${lastQueue} has no file after 30 s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const one: number[] = [], all: number[] = [], oneCpu: number[] = [], allCpu: number[] = [];
   for (let round = 0; round < 3; round++) {
-    one.push(await produceRate(b.url, 1));
-    all.push(await produceRate(b.url, topicCount));
+    const o = await produceRate(b, 1), a = await produceRate(b, topicCount);
+    one.push(o.rate);
+    all.push(a.rate);
+    oneCpu.push(o.cpuUs);
+    allCpu.push(a.cpuUs);
     say(
-      `  round ${round + 1}: 1 topic ${one.at(-1)!.toFixed(0)}/s, ${topicCount} topics ${
-        all.at(-1)!.toFixed(0)
-      }/s`,
+      `  round ${round + 1}: 1 topic ${o.rate.toFixed(0)}/s (${
+        o.cpuUs.toFixed(1)
+      } CPU µs each), ${topicCount} topics ${a.rate.toFixed(0)}/s (${
+        a.cpuUs.toFixed(1)
+      } CPU µs each)`,
     );
   }
   // What every topic holds now, then SIGTERM and a restart: all of it must be there.
@@ -303,7 +330,15 @@ async function manyTopics() {
       shutdownMs.toFixed(0)
     } ms; restart finds every message: ${flushed}`,
   );
-  return { one: median(one), all: median(all), shutdownMs, clean, flushed };
+  return {
+    one: median(one),
+    all: median(all),
+    oneCpu: median(oneCpu),
+    allCpu: median(allCpu),
+    shutdownMs,
+    clean,
+    flushed,
+  };
 }
 
 /** maxOffsets() of each topic, 16 topics at a time. */
@@ -352,7 +387,15 @@ try {
   const fb = skip("functions") || !sources ? fNone : await functionsColdStarts(FUNCTIONS_SOURCES);
   say(`[3] ${topicCount} topics vs 1, and shutdown…`);
   const t = skip("topics")
-    ? { one: NaN, all: NaN, shutdownMs: NaN, clean: false, flushed: false }
+    ? {
+      one: NaN,
+      all: NaN,
+      oneCpu: NaN,
+      allCpu: NaN,
+      shutdownMs: NaN,
+      clean: false,
+      flushed: false,
+    }
     : await manyTopics();
   const out = {
     runtime: runtime.name,
@@ -379,6 +422,11 @@ try {
     produce_many_topics_per_s: round(t.all),
     topics: topicCount,
     topics_1000_vs_1_ratio: round(t.all / t.one),
+    // CPU per produce, 1 topic over many (medians): the ratio without the neighbours' share
+    // of the 2 cores, which moves the rates 2-10x on a shared machine.
+    produce_1_topic_cpu_us: round(t.oneCpu),
+    produce_many_topics_cpu_us: round(t.allCpu),
+    topics_1000_vs_1_cpu_ratio: round(t.oneCpu / t.allCpu),
     shutdown_1000_topics_ms: round(t.shutdownMs),
     shutdown_clean: t.clean,
     flushed_ok: t.flushed,

@@ -146,8 +146,13 @@ check(
   () =>
     withDir(async (dir) => {
       const { files } = platform;
-      files.mkdirp(`${dir}/a/b`);
+      files.mkdirp(`${dir}/a/b`); // parents missing
+      files.mkdirp(`${dir}/a/b`); // there already
+      files.mkdirp(`${dir}/a/c`); // parent there
+      assert.deepEqual(files.list(`${dir}/a`).sort(), ["b", "c"]);
       const file = files.open(`${dir}/a/b/one`, { create: true });
+      assert.throws(() => files.mkdirp(`${dir}/a/b/one`), "a file is in the way");
+      assert.throws(() => files.mkdirp(`${dir}/a/b/one/x`), "a file is in the way");
       file.writeAt(utf8("abc"), 0);
       file.writeAt(utf8("xyz"), 10); // leaves a hole of zeros
       await file.datasync();
