@@ -8,6 +8,7 @@ import { REVIVE_TOPIC } from "../../storage/message/message_const.ts";
 import { BrokerError } from "../protocol/errors.ts";
 import type { CkSlot, InFlight } from "./checkpoint.ts";
 import { DeadlineHeap } from "./deadline_heap.ts";
+import { SettledHandles, type SettledHow } from "./settled_handles.ts";
 import { popOffsetGroupOf } from "./group_topics.ts";
 import type { PopDeps } from "./pop_types.ts";
 import {
@@ -26,8 +27,6 @@ const HANDLE = /^[0-9A-F]{32}$/;
 /** Handles one ack record carries at most (a record stays far below maxMessageSize). */
 const ACK_RECORD_HANDLES = 4096;
 
-type Settled = "acked" | "revived";
-
 /** What a receive hands out: a message read at (t, q, o), CommitLog offset c. */
 export interface Picked {
   t: string;
@@ -39,15 +38,8 @@ export interface Picked {
 export class PopCheckpoints {
   readonly #live = new Map<string, InFlight>();
   readonly #heap = new DeadlineHeap<InFlight>();
-  /** Recently settled handles, oldest first, so a second ack gets its own error. */
-  readonly #settled = new Map<string, { g: string; how: Settled }>();
-  /** #settled's keys in the order they came, a ring of popSettledHandlesMax: the oldest is
-   * dropped by index (deleting a Map's first key walks the holes of earlier deletes). */
-  readonly #settledRing: string[] = [];
-  /** One shared { g, how } per group and outcome, so a remembered handle costs its key and
-   * map slot only (100,000 of them filled ~25 MiB of Bun's heap in the mixed bench). */
-  #settledKinds = new Map<string, Record<Settled, { g: string; how: Settled }>>();
-  #ringNext = 0;
+  /** The popSettledHandlesMax handles settled last, so a second ack gets its own error. */
+  readonly #settled: SettledHandles;
   /** CK records in log order from the oldest with a live entry (from #head on). */
   #cks: CkSlot[] = [];
   #head = 0;
@@ -55,7 +47,9 @@ export class PopCheckpoints {
   /** Told of each new deadline, so the revive loop can wake earlier. */
   onDeadline: (deadline: number) => void = () => {};
 
-  constructor(private readonly deps: PopDeps) {}
+  constructor(private readonly deps: PopDeps) {
+    this.#settled = new SettledHandles(deps.settings.popSettledHandlesMax);
+  }
 
   get inFlight(): number {
     return this.#live.size;
@@ -108,13 +102,13 @@ export class PopCheckpoints {
     const e = HANDLE.test(handle) ? this.#live.get(handle) : undefined;
     if (e !== undefined && e.g === group) return e;
     const settled = e === undefined ? this.#settled.get(handle) : undefined;
-    if (settled?.g === group && settled.how === "acked") {
+    if (settled?.group === group && settled.how === "acked") {
       throw new BrokerError(
         "RECEIPT_HANDLE_SETTLED",
         "Cannot settle this receipt handle again: it was already acknowledged",
       );
     }
-    if (settled?.g === group) {
+    if (settled?.group === group) {
       throw new BrokerError(
         "RECEIPT_HANDLE_EXPIRED",
         `The invisible time of ${handle} has passed and the message is being delivered again`,
@@ -243,28 +237,10 @@ export class PopCheckpoints {
     this.#heap.push(e);
   }
 
-  #settledAs(g: string, how: Settled): { g: string; how: Settled } {
-    let kinds = this.#settledKinds.get(g);
-    if (!kinds) {
-      if (this.#settledKinds.size >= 1024) this.#settledKinds = new Map(); // groups come and go
-      kinds = { acked: { g, how: "acked" }, revived: { g, how: "revived" } };
-      this.#settledKinds.set(g, kinds);
-    }
-    return kinds[how];
-  }
-
-  #forget(e: InFlight, how: Settled) {
+  #forget(e: InFlight, how: SettledHow) {
     this.#heap.remove(e);
     this.#live.delete(e.h);
-    this.#settled.set(e.h, this.#settledAs(e.g, how));
-    const ring = this.#settledRing;
-    if (ring.length < this.deps.settings.popSettledHandlesMax) {
-      ring.push(e.h);
-      return;
-    }
-    this.#settled.delete(ring[this.#ringNext]);
-    ring[this.#ringNext] = e.h;
-    this.#ringNext = (this.#ringNext + 1) % ring.length;
+    this.#settled.set(e.h, e.g, how);
   }
 
   /** Acks of this turn share one record (at most ACK_RECORD_HANDLES handles each). */
