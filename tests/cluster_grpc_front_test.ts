@@ -19,6 +19,22 @@ import { connectRaw, rawCall } from "./support/grpc_raw.ts";
 const quiet = { info() {}, warn() {}, error() {}, debug() {} };
 type View = { messageId: string; body: Buffer };
 
+/** The gRPC front end on a free port over `client`, as split-mode functions start it. */
+function frontOver(client: ClusterClient) {
+  return startGrpcServer({
+    broker: { get: () => Promise.resolve(client), failed() {} },
+    apiKeys: [],
+    settings: grpcSettingsFromEnv({ PORT: "0", MQ_GRPC_ENABLED: "true" }),
+    host: "127.0.0.1",
+    log: () => {},
+    brokerName: "proxy",
+    maxMessageSize: 4 << 20,
+    pullWaitMsMax: 3000,
+    nowMs: () => Date.now(),
+    goawayShield: true,
+  });
+}
+
 Deno.test("gRPC front end over a ClusterClient of three groups", () =>
   withGroups(["g-a", "g-b", "g-c"], async (g) => {
     await g.register();
@@ -26,18 +42,7 @@ Deno.test("gRPC front end over a ClusterClient of three groups", () =>
     const client = new ClusterClient(source, new ClusterTopicAdmin(source));
     await client.upsertTopic("Spread", { readQueueNums: 2, writeQueueNums: 2 });
     await client.upsertGroup("spread-cg", { consumeFromWhere: "FIRST_OFFSET" });
-    const grpc = await startGrpcServer({
-      broker: { get: () => Promise.resolve(client), failed() {} },
-      apiKeys: [],
-      settings: grpcSettingsFromEnv({ PORT: "0", MQ_GRPC_ENABLED: "true" }),
-      host: "127.0.0.1",
-      log: () => {},
-      brokerName: "proxy",
-      maxMessageSize: 4 << 20,
-      pullWaitMsMax: 3000,
-      nowMs: () => Date.now(),
-      goawayShield: true,
-    });
+    const grpc = await frontOver(client);
     const endpoints = `127.0.0.1:${grpc.port}`;
     const producer = new Producer(
       { endpoints, namespace: "", topics: ["Spread"], logger: quiet } as never,
@@ -121,18 +126,7 @@ Deno.test({
           clusterCheckRelayWaitMs: 500,
         });
         await client.upsertTopic("TxSpread", { readQueueNums: 1, writeQueueNums: 1 });
-        const grpc = await startGrpcServer({
-          broker: { get: () => Promise.resolve(client), failed() {} },
-          apiKeys: [],
-          settings: grpcSettingsFromEnv({ PORT: "0", MQ_GRPC_ENABLED: "true" }),
-          host: "127.0.0.1",
-          log: () => {},
-          brokerName: "proxy",
-          maxMessageSize: 4 << 20,
-          pullWaitMsMax: 3000,
-          nowMs: () => Date.now(),
-          goawayShield: true,
-        });
+        const grpc = await frontOver(client);
         const checked: string[] = [];
         const producer = new Producer({
           endpoints: `127.0.0.1:${grpc.port}`,

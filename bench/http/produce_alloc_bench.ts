@@ -23,11 +23,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { Hono } from "hono";
 import { commandLine, median, runtimeInfo } from "../support.ts";
-import { loadBrokerConfig } from "../../runtime/config.ts";
-import { Broker } from "../../runtime/broker.ts";
 import { createApp } from "../../functions/app.ts";
 import { functionsLimits } from "../../runtime/protocol/limits.ts";
-import { pickPlatform } from "../../runtime/platform/pick.ts";
+import { openBenchBroker } from "../in_process_broker.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -43,23 +41,10 @@ say(
   `# produce_alloc_bench: runtime=${rt.name} ${rt.version} ops=${ops} rounds=${rounds} in_flight=${inFlight} body=1024B dataDir=${dataDir}`,
 );
 
-const config = loadBrokerConfig({}, {
+const { broker, config } = await openBenchBroker({
   DATA_DIR: dataDir,
-  PORT: "0",
   MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
   MQ_SEGMENT_ZERO_FILL: "false",
-}, []);
-const platform = await pickPlatform();
-const broker = await Broker.open({
-  config,
-  files: platform.files,
-  nowMs: platform.clock.wallMs,
-  log: () => {},
-  runtime: `${rt.name} ${rt.version}`,
-  pid: process.pid,
-  random: Math.random,
-  bodyText: platform.bodyText,
-  openSqlite: platform.openSqlite,
 });
 await broker.upsertTopic("bench", { readQueueNums: 8, writeQueueNums: 8 });
 const app = await createApp({

@@ -16,11 +16,9 @@ import process from "node:process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { commandLine, median, runtimeInfo } from "../support.ts";
-import { loadBrokerConfig } from "../../runtime/config.ts";
-import { Broker } from "../../runtime/broker.ts";
 import { createApp } from "../../functions/app.ts";
 import { functionsLimits } from "../../runtime/protocol/limits.ts";
-import { pickPlatform } from "../../runtime/platform/pick.ts";
+import { openBenchBroker } from "../in_process_broker.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -35,19 +33,7 @@ const rt = runtimeInfo();
 const body = new Uint8Array(1024).fill(97);
 const dataDir = mkdtempSync(`${tmpdir()}/mq-bench-topics-`);
 say(`# topics_cpu_bench: runtime=${rt.name} ${rt.version} topics=${topics} ops=${ops}`);
-const config = loadBrokerConfig({}, { DATA_DIR: dataDir, PORT: "0" }, []);
-const platform = await pickPlatform();
-const broker = await Broker.open({
-  config,
-  files: platform.files,
-  nowMs: platform.clock.wallMs,
-  log: () => {},
-  runtime: `${rt.name} ${rt.version}`,
-  pid: process.pid,
-  random: Math.random,
-  bodyText: platform.bodyText,
-  openSqlite: platform.openSqlite,
-});
+const { broker, config } = await openBenchBroker({ DATA_DIR: dataDir });
 for (let i = 0; i < topics; i++) {
   await broker.upsertTopic(`t${i}`, { readQueueNums: 8, writeQueueNums: 8 });
 }
