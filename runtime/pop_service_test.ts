@@ -7,6 +7,7 @@ function service(group: { retryBackoffMs: number[] | null }) {
   const deps = {
     groupOf: () => ({ retryBackoffMs: group.retryBackoffMs, retryMaxTimes: 16 }),
     delayLevelsMs: parseDelayLevels("1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"),
+    settings: { popSettledHandlesMax: 16 },
   } as unknown as PopDeps;
   return new PopService(deps);
 }
