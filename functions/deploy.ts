@@ -51,7 +51,7 @@ const {
   brokerLinkBinaryBatches,
   cluster,
 } = functionsSettingsFromEnv(process.env);
-const brokerCa = readBrokerCa(brokerCaFile);
+const brokerCa = await readBrokerCa(brokerCaFile);
 const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
   console.log(JSON.stringify({ level, msg, ...fields }));
 // The SDK client with the operations, transaction and QStash calls (so /v2 is served here too).

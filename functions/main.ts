@@ -42,7 +42,7 @@ let settings, grpcSettings, brokerCa;
 try {
   settings = functionsSettingsFromEnv(process.env);
   grpcSettings = grpcSettingsFromEnv(process.env);
-  brokerCa = readBrokerCa(settings.brokerCaFile);
+  brokerCa = await readBrokerCa(settings.brokerCaFile);
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
   process.stderr.write(`config error: ${err.message}\n`);

@@ -10,7 +10,7 @@
 // re-read first), as RocketMQ's producer retries NO_PERMISSION and TOPIC_NOT_EXIST.
 import { BrokerError } from "../protocol/errors.ts";
 import type { BatchItemResult, ProduceMessage, ProduceResult } from "../protocol/types.ts";
-import { javaStringHashCode } from "../../storage/message/record.ts";
+import { javaStringHashCode } from "../../storage/message/java_hash.ts";
 import { itemError } from "../core/errors.ts";
 import type { ClusterContext } from "./context.ts";
 import { noGroupFor, type TopicQueues, type WritableQueue } from "./queue_map.ts";

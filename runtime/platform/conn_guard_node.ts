@@ -1,12 +1,22 @@
 // The connection guard's front on node:net, or node:tls for HTTPS (conn_guard.ts): the same
 // code on Deno and Bun.
-import * as net from "node:net";
-import * as tls from "node:tls";
+import process from "node:process";
+import type * as NodeNet from "node:net";
+import type * as NodeTls from "node:tls";
 import type { Front, FrontOptions } from "./conn_guard.ts";
+
+/** Loaded on first use: on Deno a process that listens on no raw TCP port (split-mode
+ * functions) then never loads the Node layer's net modules at start. */
+let nodeNet: typeof NodeNet | undefined;
+const netOf = (): typeof NodeNet =>
+  nodeNet ??= process.getBuiltinModule("node:net") as typeof NodeNet;
+let nodeTls: typeof NodeTls | undefined;
+const tlsOf = (): typeof NodeTls =>
+  nodeTls ??= process.getBuiltinModule("node:tls") as typeof NodeTls;
 
 export function listenNodeFront(options: FrontOptions): Promise<Front> {
   const { tracker } = options;
-  const onClient = (client: net.Socket) => {
+  const onClient = (client: NodeNet.Socket) => {
     // Called by the sweep or on close, never before `upstream` below is set.
     const c = tracker.admit(() => {
       client.destroy();
@@ -16,7 +26,11 @@ export function listenNodeFront(options: FrontOptions): Promise<Front> {
       client.destroy();
       return;
     }
-    const upstream = net.connect({ port: options.upstreamPort, host: "127.0.0.1", noDelay: true });
+    const upstream = netOf().connect({
+      port: options.upstreamPort,
+      host: "127.0.0.1",
+      noDelay: true,
+    });
     client.on("data", (chunk: Uint8Array) => {
       tracker.fromClient(c, chunk);
       if (!upstream.write(chunk)) client.pause();
@@ -44,16 +58,16 @@ export function listenNodeFront(options: FrontOptions): Promise<Front> {
   // until it ends, and node:tls drops one that takes longer than handshakeTimeoutMs.
   const t = options.tls;
   const server = t
-    ? tls.createServer(
+    ? tlsOf().createServer(
       { cert: t.cert, key: t.key, handshakeTimeout: t.handshakeTimeoutMs, noDelay: true },
       onClient,
     )
-    : net.createServer({ noDelay: true }, onClient);
+    : netOf().createServer({ noDelay: true }, onClient);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {
       server.off("error", reject);
-      const { port } = server.address() as net.AddressInfo;
+      const { port } = server.address() as NodeNet.AddressInfo;
       resolve({
         port,
         close() {

@@ -1,6 +1,7 @@
 // The parts of a Platform that are the same code on Deno and Bun: both implement node:net
 // and the web clock and timers alike. Kept here so deno.ts and bun.ts say only what differs.
-import * as net from "node:net";
+import process from "node:process";
+import type * as NodeNet from "node:net";
 import type {
   Clock,
   HttpServer,
@@ -11,6 +12,12 @@ import type {
 } from "./platform.ts";
 import { ConnectionTracker } from "./conn_guard.ts";
 import { listenNodeFront } from "./conn_guard_node.ts";
+
+/** Loaded on first use: on Deno a process that listens on no raw TCP port (split-mode
+ * functions) then never loads the Node layer's net modules at start. */
+let nodeNet: typeof NodeNet | undefined;
+const netOf = (): typeof NodeNet =>
+  nodeNet ??= process.getBuiltinModule("node:net") as typeof NodeNet;
 
 export const systemClock: Clock = {
   monotonicMs: () => performance.now(),
@@ -23,14 +30,14 @@ export const systemClock: Clock = {
 
 export function listenNodeTcp(
   options: TcpListenOptions,
-  onSocket: (socket: net.Socket) => void,
+  onSocket: (socket: NodeNet.Socket) => void,
 ): Promise<TcpServer> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer(onSocket);
+    const server = netOf().createServer(onSocket);
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {
       server.off("error", reject);
-      const { port } = server.address() as net.AddressInfo;
+      const { port } = server.address() as NodeNet.AddressInfo;
       resolve({
         port,
         close: () => new Promise<void>((done) => server.close(() => done())),

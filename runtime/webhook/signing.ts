@@ -12,10 +12,10 @@
 import { createHash, createHmac, type Hash, randomBytes } from "node:crypto";
 import { BrokerError } from "../protocol/errors.ts";
 
+import { SECRET_BYTES_MAX, SECRET_BYTES_MIN } from "./secret_sizes.ts";
+
+export { SECRET_BYTES_MAX, SECRET_BYTES_MIN };
 const SECRET_PREFIX = "whsec_";
-/** Standard Webhooks: secrets of 24 to 64 random bytes. */
-export const SECRET_BYTES_MIN = 24;
-export const SECRET_BYTES_MAX = 64;
 /** Secrets per subscription at once (a rotation needs two). */
 export const SECRETS_MAX = 4;
 

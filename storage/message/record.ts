@@ -90,11 +90,7 @@ export function bodyCrc32(body: Uint8Array): number {
 }
 
 /** Java String.hashCode: 31-polynomial over UTF-16 code units with int32 overflow. */
-export function javaStringHashCode(text: string): number {
-  let h = 0;
-  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0;
-  return h;
-}
+export { javaStringHashCode } from "./java_hash.ts";
 
 export function validateTopic(topic: string): Uint8Array {
   checkTopic(topic);
