@@ -15,7 +15,9 @@ interface Module {
 }
 
 /** Repository-relative paths of the modules `entry` loads before its first line runs. */
-async function staticGraph(entry: string): Promise<Set<string> & { packages: Set<string> }> {
+async function staticGraph(
+  entry: string,
+): Promise<Set<string> & { packages: Set<string>; builtins: Set<string> }> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", entry],
     cwd: ROOT,
@@ -51,7 +53,8 @@ async function staticGraph(entry: string): Promise<Set<string> & { packages: Set
       ).join("/")
     ),
   );
-  return Object.assign(ours, { packages });
+  const builtins = new Set([...seen].filter((s) => s.startsWith("node:")));
+  return Object.assign(ours, { packages, builtins });
 }
 
 /** Loaded on first use, never before the first produce. */
@@ -95,6 +98,17 @@ for (const entry of ["runtime/main.ts", "functions/main.ts", "functions/deploy.t
     // Nor zod, @hono/zod-openapi and the OpenAPI generator: a third of the cold start.
     const packages = [...graph.packages].filter((p) => /zod/.test(p));
     assert.deepEqual(packages, [], `${entry} loads ${packages.join(", ")} before it listens`);
+  });
+}
+
+for (const entry of ["functions/main.ts", "functions/deploy.ts"]) {
+  Deno.test(`${entry} loads no Node built-in but process and timers before it listens`, async () => {
+    // On Deno each of node:fs, node:net, node:crypto, node:zlib costs a split-mode process
+    // milliseconds of its cold start (bench/README.md): they load on first use there.
+    const graph = await staticGraph(entry);
+    assert.ok(graph.builtins.has("node:process"), "the walk sees built-ins");
+    const more = [...graph.builtins].filter((b) => b !== "node:process" && b !== "node:timers");
+    assert.deepEqual(more, [], `${entry} loads ${more.join(", ")} before it listens`);
   });
 }
 
