@@ -54,10 +54,10 @@ export function startServer(script: string, env: Record<string, string>): Promis
   });
 }
 
-/** runtime/main.ts on free ports (HTTP, gRPC, NameServer, remoting) with its own data folder,
- * ASYNC_FLUSH and errors-only logging, plus `env`. */
-export function startBroker(dataDir: string, env: Record<string, string> = {}) {
-  return startServer("runtime/main.ts", {
+/** A bench broker's settings: free ports (HTTP, gRPC, NameServer, remoting), its own data
+ * folder, ASYNC_FLUSH and errors-only logging. */
+export function brokerEnv(dataDir: string): Record<string, string> {
+  return {
     PORT: "0",
     MQ_GRPC_PORT: "0",
     MQ_NAMESRV_PORT: "0",
@@ -65,6 +65,10 @@ export function startBroker(dataDir: string, env: Record<string, string> = {}) {
     DATA_DIR: dataDir,
     MQ_LOG_LEVEL: "error",
     MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-    ...env,
-  });
+  };
+}
+
+/** runtime/main.ts with brokerEnv(dataDir) plus `env`. */
+export function startBroker(dataDir: string, env: Record<string, string> = {}) {
+  return startServer("runtime/main.ts", { ...brokerEnv(dataDir), ...env });
 }

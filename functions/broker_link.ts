@@ -102,7 +102,6 @@ export function clusterRouter(o: ClusterRouterOptions): {
   cacheStats: () => { hits: number; misses: number };
   coalesceStats: () => { batches: number; messages: number };
   close: () => Promise<void>;
-  warm: () => void;
 } {
   const settings = clusterRouterSettingsFromEnv(o.env);
   const source = new KvClusterRouteSource({
@@ -131,14 +130,6 @@ export function clusterRouter(o: ClusterRouterOptions): {
     coalesceStats: () => client?.coalesceStats() ?? { batches: 0, messages: 0 },
     /** Stops the router's background polls (the transaction-check relay). */
     close: () => client?.close() ?? Promise.resolve(),
-    /** Reads the live groups and opens a connection to each master, in the background: a
-     * cold-started process's first call then finds both ready (on the edge, the TLS
-     * handshake to a broker is most of a first call). Failures are left to that call. */
-    warm: (): void => {
-      source.live().then(
-        ({ links }) => Promise.all(links.map((l) => l.client.health().catch(() => {}))),
-      ).catch(() => {});
-    },
   };
 }
 

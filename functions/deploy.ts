@@ -96,4 +96,3 @@ console.log(JSON.stringify({
   url: `http://${hostname}:${server.port}`,
   runtime: platform.name,
 }));
-router.warm();

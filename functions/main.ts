@@ -134,7 +134,6 @@ log("info", "functions listening", { url, grpc: grpcAddress, kv: kvUrl });
 process.stdout.write(
   JSON.stringify({ event: "listening", url, grpc: grpcAddress, pid: process.pid }) + "\n",
 );
-router.warm();
 
 /** The route cache's counters (bench/cluster: route_cache_hit_ratio). */
 function routeCacheLines({ hits, misses }: { hits: number; misses: number }): string[] {

@@ -14,10 +14,8 @@ interface Module {
   dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
 }
 
-/** Repository-relative paths of the modules `entry` loads before its first line runs. */
-async function staticGraph(
-  entry: string,
-): Promise<Set<string> & { packages: Set<string>; builtins: Set<string> }> {
+/** `deno info --json entry`'s modules, dynamic imports included. */
+async function denoInfo(entry: string): Promise<Module[]> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", entry],
     cwd: ROOT,
@@ -25,10 +23,15 @@ async function staticGraph(
     stderr: "inherit",
   }).output();
   assert.ok(out.success, `deno info ${entry} failed`);
+  return JSON.parse(new TextDecoder().decode(out.stdout)).modules as Module[];
+}
+
+/** Repository-relative paths of the modules `entry` loads before its first line runs. */
+async function staticGraph(
+  entry: string,
+): Promise<Set<string> & { packages: Set<string>; builtins: Set<string> }> {
   const modules = new Map<string, Module>();
-  for (const m of JSON.parse(new TextDecoder().decode(out.stdout)).modules as Module[]) {
-    modules.set(m.specifier, m);
-  }
+  for (const m of await denoInfo(entry)) modules.set(m.specifier, m);
   const seen = new Set<string>();
   const walk = [new URL(entry, `file://${ROOT}/`).href];
   while (walk.length > 0) {
@@ -121,15 +124,9 @@ Deno.test("the start files load only the freshness check before they pick bundle
       ["functions/start.ts", ["functions/start.ts", "runtime/bundle_stamp.ts"]],
     ] as const
   ) {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["info", "--json", entry],
-      cwd: ROOT,
-      stdout: "piped",
-      stderr: "inherit",
-    }).output();
-    assert.ok(out.success, `deno info ${entry} failed`);
-    const modules = JSON.parse(new TextDecoder().decode(out.stdout)).modules as Module[];
-    const files = modules.map((m) => m.specifier).filter((s) => s.startsWith("file://"))
+    const files = (await denoInfo(entry)).map((m) => m.specifier).filter((s) =>
+      s.startsWith("file://")
+    )
       .map((s) => relative(ROOT, new URL(s).pathname)).sort();
     assert.deepEqual(files, expected);
   }

@@ -26,6 +26,7 @@ import { commandLine, median, runtimeInfo } from "../support.ts";
 import { createApp } from "../../functions/app.ts";
 import { functionsLimits } from "../../runtime/protocol/limits.ts";
 import { openBenchBroker } from "../in_process_broker.ts";
+import { instantBroker } from "./instant_broker.ts";
 
 const flags = commandLine();
 const json = flags.has("json");
@@ -53,21 +54,7 @@ const app = await createApp({
   limits: functionsLimits(config),
   log: () => {},
 });
-let stubN = 0;
-const stubBroker = {
-  produce: (topic: string, m: { body: Uint8Array }) => {
-    stubN++;
-    return Promise.resolve({
-      messageId: "7F00000100002A9F0000000000" + (stubN & 0xffffff).toString(16).padStart(6, "0"),
-      topic,
-      queueId: stubN & 7,
-      queueOffset: stubN,
-      commitLogOffset: stubN * (m.body.length + 180),
-      storeTimestamp: Date.now(),
-      durability: "WRITTEN",
-    });
-  },
-};
+const stubBroker = instantBroker();
 const stub = await createApp({
   broker: { get: () => Promise.resolve(stubBroker as never), failed: () => {} },
   apiKeys: [],

@@ -29,7 +29,7 @@ import process from "node:process";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { startServer } from "../broker_process.ts";
+import { startBroker, startServer } from "../broker_process.ts";
 import { MqClient } from "../../client/mod.ts";
 import {
   autocannonPost,
@@ -128,14 +128,7 @@ const busyWarning = busyMachineWarning(idleBefore);
 if (busyWarning) say(busyWarning);
 
 const hello = await startServer("bench/http/hello_server.ts", {});
-const broker = await startServer("runtime/main.ts", {
-  PORT: "0",
-  MQ_NAMESRV_PORT: "0",
-  MQ_REMOTING_PORT: "0",
-  DATA_DIR: dataDir,
-  MQ_LOG_LEVEL: "error",
-  MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-});
+const broker = await startBroker(dataDir);
 const mq = new MqClient({ baseUrl: broker.url });
 await mq.upsertTopic("bench", { readQueueNums: 8, writeQueueNums: 8 });
 await mq.upsertTopic("e2e", { readQueueNums: 4, writeQueueNums: 4 });

@@ -13,7 +13,7 @@
 import process from "node:process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { startServer } from "../broker_process.ts";
+import { brokerEnv, startServer } from "../broker_process.ts";
 import { autocannonPost, commandLine, median, runtimeInfo } from "../support.ts";
 
 const flags = commandLine();
@@ -30,14 +30,7 @@ const SERVERS: Record<string, { script: string; env: Record<string, string> }> =
   stub: { script: "bench/http/stub_broker_server.ts", env: {} },
   broker: {
     script: "runtime/main.ts",
-    env: {
-      PORT: "0",
-      MQ_NAMESRV_PORT: "0",
-      MQ_REMOTING_PORT: "0",
-      DATA_DIR: dataDir,
-      MQ_LOG_LEVEL: "error",
-      MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-    },
+    env: brokerEnv(dataDir),
   },
 };
 

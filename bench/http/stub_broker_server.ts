@@ -9,26 +9,12 @@
 import process from "node:process";
 import { createApp } from "../../functions/app.ts";
 import { instrumentFetch } from "../../functions/http_metrics.ts";
-import type { ProduceMessage, ProduceResult } from "../../runtime/protocol/types.ts";
+import { instantBroker } from "./instant_broker.ts";
 
 // A profiler (--cpu-prof) writes its profile on exit: SIGTERM exits.
 process.on("SIGTERM", () => process.exit(0));
 
-let n = 0;
-const broker = {
-  produce: (topic: string, m: ProduceMessage): Promise<ProduceResult> => {
-    n++;
-    return Promise.resolve({
-      messageId: "7F00000100002A9F0000000000" + (n & 0xffffff).toString(16).padStart(6, "0"),
-      topic,
-      queueId: n & 7,
-      queueOffset: n,
-      commitLogOffset: n * (m.body.length + 180),
-      storeTimestamp: Date.now(),
-      durability: "WRITTEN",
-    });
-  },
-};
+const broker = instantBroker();
 const app = await createApp({
   broker: { get: () => Promise.resolve(broker as never), failed: () => {} },
   apiKeys: [],

@@ -32,6 +32,7 @@ import { tmpdir } from "node:os";
 import { MqClient } from "../../client/mod.ts";
 import type { PopMessage } from "../../runtime/protocol/types.ts";
 import { brokerDenoV8Flags, commandLine, count, round, runtimeInfo } from "../support.ts";
+import { brokerEnv } from "../broker_process.ts";
 
 const QUEUES = 8;
 const BODY_BYTES = 1024;
@@ -106,15 +107,7 @@ function startBroker(dataDir: string): Promise<Broker> {
     ? ["run", brokerDenoV8Flags(), "-A", "runtime/main.ts"]
     : ["run", "runtime/main.ts"];
   const child = spawn(process.execPath, argv, {
-    env: {
-      ...process.env,
-      PORT: "0",
-      MQ_NAMESRV_PORT: "0",
-      MQ_REMOTING_PORT: "0",
-      DATA_DIR: dataDir,
-      MQ_LOG_LEVEL: "error",
-      MQ_FLUSH_DISK_TYPE: "ASYNC_FLUSH",
-    },
+    env: { ...process.env, ...brokerEnv(dataDir) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((resolve, reject) => {

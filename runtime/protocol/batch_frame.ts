@@ -20,6 +20,7 @@
 // that is not a whole number) are checked per item, as for a JSON item, so each item still
 // succeeds or fails alone.
 import { BrokerError } from "./errors.ts";
+import type { ProduceMessage } from "./types.ts";
 
 export const BATCH_FRAME_TYPE = "application/vnd.edgemq.batch";
 export const BATCH_FRAME_MAGIC = [0x45, 0x4d, 0x51, 0x42]; // "EMQB"
@@ -40,21 +41,9 @@ export const FRAME_FIELDS = [
   "messageId",
 ] as const;
 
-/** One item as the frame carries it, values not yet checked (produce_input.ts does). */
-export interface FrameItem {
-  body: Uint8Array;
-  tag?: string;
-  keys?: string[];
-  shardingKey?: string;
-  queueId?: number;
-  delayLevel?: number;
-  delayMs?: number;
-  deliverAt?: number;
-  properties?: Record<string, string>;
-  idempotencyKey?: string;
-  contentType?: string;
-  messageId?: string;
-}
+/** One item as the frame carries it: a ProduceMessage whose values are not checked yet
+ * (functions/frame_input.ts checks them as for a JSON item). */
+export type FrameItem = ProduceMessage;
 
 const KNOWN_FIELDS = (1 << FRAME_FIELDS.length) - 1;
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
