@@ -8,7 +8,16 @@ import { type CoalesceSettings, ProduceCoalescer } from "./produce_coalescer.ts"
 import type { GroupLink } from "./route_source.ts";
 
 const body = new Uint8Array(10);
-const turn = () => new Promise((r) => setTimeout(r, 0));
+/** The coalescer's end-of-turn callbacks, run by `turn()` after the turn's promise jobs:
+ * setTimeout(0) and setImmediate order is not fixed under load (a CI run saw it flip). */
+const ends: (() => void)[] = [];
+const schedule = (f: () => void) => void ends.push(f);
+const settle = () => new Promise((r) => setTimeout(r, 0));
+const turn = async () => {
+  await settle();
+  for (const f of ends.splice(0)) f();
+  await settle();
+};
 
 /** A group whose calls stay in flight until the test lets them go (release / fail). */
 function heldLink() {
@@ -55,7 +64,7 @@ const settings = (over: Partial<CoalesceSettings> = {}): CoalesceSettings => ({
 
 Deno.test("linger: while a call is in flight the next batch grows, and goes when it returns", async () => {
   const g = heldLink();
-  const co = new ProduceCoalescer(settings());
+  const co = new ProduceCoalescer(settings(), schedule);
   const first = co.produce(g.link, "t", { body, tag: "a" });
   await turn();
   assert.equal(g.calls.length, 1, "an idle lane sends at the end of the turn");
@@ -90,7 +99,7 @@ Deno.test("linger: while a call is in flight the next batch grows, and goes when
 
 Deno.test("linger: the item and byte caps send at once, a failure ends the wait, 0 never lingers", async () => {
   const g = heldLink();
-  const co = new ProduceCoalescer(settings({ clusterProduceCoalesceItemsMax: 3 }));
+  const co = new ProduceCoalescer(settings({ clusterProduceCoalesceItemsMax: 3 }), schedule);
   const first = co.produce(g.link, "t", { body });
   await turn();
   const full = [1, 2, 3, 4].map(() => co.produce(g.link, "t", { body }));
@@ -109,7 +118,7 @@ Deno.test("linger: the item and byte caps send at once, a failure ends the wait,
   assert.equal((await Promise.all(full)).length, 4);
 
   const bytes = heldLink();
-  const small = new ProduceCoalescer(settings({ clusterProduceCoalesceBytesMax: 25 }));
+  const small = new ProduceCoalescer(settings({ clusterProduceCoalesceBytesMax: 25 }), schedule);
   const a = small.produce(bytes.link, "t", { body });
   await turn();
   const b = [1, 2, 3].map(() => small.produce(bytes.link, "t", { body }));
@@ -123,7 +132,7 @@ Deno.test("linger: the item and byte caps send at once, a failure ends the wait,
   await Promise.all([a, ...b]);
 
   const off = heldLink();
-  const never = new ProduceCoalescer(settings({ clusterProduceCoalesceInFlightMax: 0 }));
+  const never = new ProduceCoalescer(settings({ clusterProduceCoalesceInFlightMax: 0 }), schedule);
   const x = never.produce(off.link, "t", { body });
   await turn();
   const y = never.produce(off.link, "t", { body });
