@@ -15,7 +15,7 @@ import { createApp } from "../functions/app.ts";
 import { instrumentFetch, processLines } from "../functions/http_metrics.ts";
 import type { RemotingFront } from "../functions/remoting/mod.ts";
 import { functionsLimits, httpConnectionLimits } from "./protocol/limits.ts";
-import { httpUrlOf, type RouteRegistration, startRouteRegistration } from "./route_registry.ts";
+import { httpUrlOf, startRouteRegistration } from "./route_registry.ts";
 import type { HaNode } from "./ha/node.ts";
 import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
 import { storeHostOf } from "./core/store_host.ts";
@@ -80,9 +80,9 @@ async function main() {
   }
   // A shared route table (a KV Connect URL or etcd://, read by split-mode functions and
   // other groups) opens while the store does, and registration awaits it before
-  // "listening". A local KV file, which only this host reads, is opened and written right
-  // after (localRouteRegisterDelayMs): the first produce does not need it, and on Bun
-  // opening it loads @deno/kv (bench/README.md "Cold start").
+  // "listening". A local KV file is this process's alone (docs/operations.md "Split"): no
+  // other process reads a route written there, so a lone broker on one neither registers
+  // nor opens it (on Bun that loads @deno/kv: 5.6 MiB of idle RSS, bench/README.md).
   const sharedRouteTable = /^(https?|etcd):\/\//.test(config.kvPath);
   const routeTableKv = config.haMode === "none" && sharedRouteTable
     ? platform.openKv(config.kvPath, { accessToken: config.kvAccessToken })
@@ -215,7 +215,9 @@ async function main() {
         ? (self) =>
           loneRoutes({
             kv: () =>
-              routeKv ??= platform.openKv(config.kvPath, { accessToken: config.kvAccessToken }),
+              sharedRouteTable
+                ? routeKv ??= platform.openKv(config.kvPath, { accessToken: config.kvAccessToken })
+                : undefined,
             cluster: config.brokerClusterName,
             brokerName: config.brokerName,
             routeExpiryMs: config.routeExpiryMs,
@@ -303,27 +305,6 @@ async function main() {
       ...(remoting && { namesrv: remoting.namesrvAddress, remoting: remoting.brokerAddress }),
     }) + "\n",
   );
-  // Cancelled by a stop that comes first; a registration under way is awaited, then stopped.
-  let cancelLocalRoutes = () => {};
-  const localRoutes = broker && !sharedRouteTable
-    ? new Promise<RouteRegistration | undefined>((resolve) => {
-      const timer = setTimeout(() => {
-        resolve(
-          register(broker!).catch((err) => {
-            log("error", "route registration in the local KV file failed", {
-              kvPath: config.kvPath,
-              err: String(err),
-            });
-            return undefined;
-          }),
-        );
-      }, config.localRouteRegisterDelayMs);
-      cancelLocalRoutes = () => {
-        clearTimeout(timer);
-        resolve(undefined);
-      };
-    })
-    : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -343,8 +324,6 @@ async function main() {
     await remoting?.close();
     await routeKv?.then((k) => k.close(), () => {});
     await routes?.stop();
-    cancelLocalRoutes();
-    await (await localRoutes)?.stop();
     await broker?.close();
     if (node) {
       await node.stop();

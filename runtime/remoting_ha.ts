@@ -80,10 +80,11 @@ export async function haRoutes(
 }
 
 /** A lone broker's NameServer: itself, and the other broker groups of its cluster in the KV
- * route table (split mode, or a topic spread over groups) that serve remoting. */
+ * route table (split mode, or a topic spread over groups) that serve remoting; `kv` answers
+ * undefined where there is no shared table (a local KV file): itself alone. */
 export async function loneRoutes(
   o: {
-    kv: () => Promise<KvPort>;
+    kv: () => Promise<KvPort> | undefined;
     cluster: string;
     brokerName: string;
     routeExpiryMs: number;
@@ -93,7 +94,7 @@ export async function loneRoutes(
 ): Promise<NamesrvRoute[]> {
   const [me, entries] = await Promise.all([
     self(),
-    o.kv().then((kv) => readRoutes(kv, o.nowMs(), o.routeExpiryMs)).catch(() => []),
+    o.kv()?.then((kv) => readRoutes(kv, o.nowMs(), o.routeExpiryMs)).catch(() => []) ?? [],
   ]);
   return [me, ...otherGroups(entries, o.cluster, o.brokerName)];
 }

@@ -47,6 +47,7 @@ export async function bundle(outdir: string): Promise<string[]> {
     chunkNames: "chunks/[name]-[hash]",
     logLevel: "warning",
     metafile: true,
+    minifyWhitespace: true,
   });
   await esbuild.stop();
   // The stamp that lets runtime/start.ts and functions/start.ts run this bundle while every

@@ -8,7 +8,7 @@
 //  40 crc32 of bytes 0..39
 //
 // Written in place with one write + fdatasync: the 44 bytes sit in one 512-byte sector.
-import { crc32 } from "node:zlib";
+import { crc32 } from "./crc32.ts";
 import type { FileHandle, FilePort } from "./file_port.ts";
 import { readFully } from "./file_port.ts";
 import { getLong, setLong } from "./message/record.ts";

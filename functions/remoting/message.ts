@@ -1,6 +1,7 @@
 // Messages as remoting clients send them: the properties string, compressed bodies, the
 // batch body of SEND_BATCH_MESSAGE, and offset message ids. Pure.
-import { inflateSync } from "node:zlib";
+import process from "node:process";
+import type * as NodeZlib from "node:zlib";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import type { ProduceMessage } from "../../runtime/protocol/types.ts";
 
@@ -53,7 +54,9 @@ export function plainBody(body: Uint8Array, sysFlag: number): Uint8Array {
     );
   }
   try {
-    return new Uint8Array(inflateSync(body));
+    // node:zlib on first use: on Bun loading it costs megabytes of idle RSS (storage/crc32.ts).
+    const zlib = process.getBuiltinModule("node:zlib") as typeof NodeZlib;
+    return new Uint8Array(zlib.inflateSync(body));
   } catch (err) {
     throw new BrokerError("INVALID_PARAMETER", "Cannot inflate the compressed body", {}, {
       cause: err,

@@ -79,7 +79,7 @@ export const SERVER_SETTINGS = [
     default: "",
     defaultText: "<dataDir>/kv.sqlite",
     doc:
-      "Coordination store: a local Deno KV file path (one process), a KV Connect URL (Deno Deploy KV, denokv), or etcd v3 as etcd://host:port[,host:port][?callTimeoutMs=N] (several processes; each etcd call times out after callTimeoutMs, default 5000).",
+      "Coordination store: a local Deno KV file path (one process; a lone broker leaves it unopened, as no other process reads a route there), a KV Connect URL (Deno Deploy KV, denokv), or etcd v3 as etcd://host:port[,host:port][?callTimeoutMs=N] (several processes; each etcd call times out after callTimeoutMs, default 5000).",
   }),
   textSetting("kvAccessToken", "DENO_KV_ACCESS_TOKEN", {
     default: "",
@@ -121,13 +121,6 @@ export const SERVER_SETTINGS = [
     min: 1,
     doc: "The broker registers its route in KV this often.",
     rocketmq: "registerNameServerPeriod",
-  }),
-  intSetting("localRouteRegisterDelayMs", "MQ_LOCAL_ROUTE_REGISTER_DELAY_MS", {
-    unit: "ms",
-    default: 1000,
-    min: 0,
-    doc:
-      "With kvPath a local file, the broker first registers its route this long after it listens (a shared KV registers before), so that loading the KV client does not slow its first requests.",
   }),
   ROUTE_EXPIRY_MS,
   boolSetting("autoCreateTopicEnable", "MQ_AUTO_CREATE_TOPIC", {

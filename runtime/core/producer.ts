@@ -2,7 +2,7 @@
 // passes checkProduce(); every produce and every re-put of a stored message (DLQ redrive,
 // already checked when it was first produced) passes the same shutdown and leadership
 // gate and the same replication confirm.
-import { crc32 } from "node:zlib";
+import { crc32 } from "../../storage/crc32.ts";
 import type { MessageStore, PutResult } from "../../storage/message_store.ts";
 import { javaStringHashCode, type MessageInput } from "../../storage/message/record.ts";
 import {

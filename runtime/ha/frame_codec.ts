@@ -24,7 +24,7 @@
 // HEARTBEAT (master -> slave), 16 bytes: 0 u64 masterMaxOffset   8 u64 confirmOffset
 //
 // Offsets are u64 on the wire and must be safe integers (< 2^53) here.
-import { crc32 } from "node:zlib";
+import { crc32 } from "../../storage/crc32.ts";
 import { getLong, setLong } from "../../storage/message/record.ts";
 import { EPOCH_MAX, type EpochEntry } from "../../storage/ha/epoch_file.ts";
 import {

@@ -14,7 +14,7 @@
 //
 // Written whole and atomically: temp file, fdatasync, rename, fsync of the folder. A reader
 // therefore sees the old or the new file, never a mix; a CRC or count mismatch is damage.
-import { crc32 } from "node:zlib";
+import { crc32 } from "../crc32.ts";
 import type { FilePort } from "../file_port.ts";
 import { readWholeFile, writeFileAtomic } from "../file_port.ts";
 import { ReplicaError } from "./replica_errors.ts";

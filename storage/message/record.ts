@@ -20,7 +20,7 @@
 //    .  propsLen short + props       name\u0001value\u0002 per pair
 //
 // IPv4 and V1: 91 + body + topic + props bytes.
-import { crc32 } from "node:zlib";
+import { crc32 } from "../crc32.ts";
 import { assert, StoreError } from "../errors.ts";
 
 export const MAGIC_V1 = 0xDAA320A7 | 0; // -626843481, MessageDecoder.MESSAGE_MAGIC_CODE

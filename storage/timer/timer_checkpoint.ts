@@ -9,7 +9,7 @@
 //   36 long fineWindowMs           | the wheel geometry the log was written with: slots
 //   44 long coarsePrecisionMs      | are numbered by it, so it may not change under the log
 //   52 int  crc32 of bytes 0..51  /  (horizonMs may: it only sizes the coarse wheel)
-import { crc32 } from "node:zlib";
+import { crc32 } from "../crc32.ts";
 import type { FilePort } from "../file_port.ts";
 import { readWholeFile, writeFileAtomic } from "../file_port.ts";
 import { getLong, setLong } from "../message/record.ts";

@@ -12,7 +12,7 @@
 //   36 long enqueueMs        the caller's time at add (RocketMQ TIMER_ENQUEUE_MS)
 //   44 long slotMs           slot number x precision of the record's wheel
 //   52 int  crc32 of bytes 0..51
-import { crc32 } from "node:zlib";
+import { crc32 } from "../crc32.ts";
 import { getLong, setLong } from "../message/record.ts";
 
 export const TIMER_RECORD_BYTES = 56;
