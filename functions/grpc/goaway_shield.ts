@@ -8,7 +8,7 @@
 // the connection end as a plain close, which it survives. It also terminates TLS, so the
 // frames can be read. Used on Deno only (the entry files decide); docs/grpc.md.
 import net from "node:net";
-import tls from "node:tls";
+import { nodeTls } from "../../runtime/node_builtins.ts";
 import { Buffer } from "node:buffer";
 
 const PREFACE_BYTES = 24; // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -104,7 +104,7 @@ export function startGoawayShield(options: {
     upstream.on("close", end).on("error", end);
   };
   const server = options.tls
-    ? tls.createServer(
+    ? nodeTls().createServer(
       { cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ["h2"] },
       accept,
     )

@@ -8,7 +8,7 @@
 // node:http2 server needs the GOAWAY shield (goaway_shield.ts) in front of a loopback port.
 import { readFileSync } from "node:fs";
 import net from "node:net";
-import tlsServer from "node:tls";
+import { nodeTls } from "../../runtime/node_builtins.ts";
 import type { GrpcServerOptions } from "./deps.ts";
 import { startGoawayShield } from "./goaway_shield.ts";
 import type { GrpcService } from "./service.ts";
@@ -64,7 +64,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     };
     // The lean transport reads decrypted bytes (TLS here); grpc-js's injector does TLS itself.
     const server = lean && tls
-      ? tlsServer.createServer({ cert: tls.cert, key: tls.key, ALPNProtocols: ["h2"] }, accept)
+      ? nodeTls().createServer({ cert: tls.cert, key: tls.key, ALPNProtocols: ["h2"] }, accept)
       : net.createServer(accept);
     listener = await new Promise((resolve, reject) => {
       server.once("error", reject);

@@ -3,7 +3,7 @@
 // the API key itself. The signature is RocketMQ's (AclClientRPCHook, and ali-ons'
 // Channel.beforeRequest): base64 HMAC-SHA1 over the ext field values sorted by field name
 // (Signature left out) followed by the body. With no keys configured the port is open.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { nodeCrypto } from "../../runtime/node_builtins.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import type { ApiKeyConfig } from "../../runtime/protocol/types.ts";
 import type { Authenticator, Principal, Right } from "../auth.ts";
@@ -34,7 +34,7 @@ export class RemotingAuth {
     const key = this.#byName.get(accessKey);
     const expected = key ? sign(req, key.key) : "";
     const a = new TextEncoder().encode(expected), b = new TextEncoder().encode(signature);
-    if (!key || a.length !== b.length || !timingSafeEqual(a, b)) {
+    if (!key || a.length !== b.length || !nodeCrypto().timingSafeEqual(a, b)) {
       throw new BrokerError("UNAUTHORIZED", `Cannot authenticate access key ${accessKey}`);
     }
     return { name: key.name, key };
@@ -52,7 +52,7 @@ export class RemotingAuth {
 /** RocketMQ's request signature with `secret`. */
 export function sign(req: RemotingCommand, secret: string): string {
   const names = Object.keys(req.extFields).filter((k) => k !== "Signature").sort();
-  const hmac = createHmac("sha1", secret);
+  const hmac = nodeCrypto().createHmac("sha1", secret);
   hmac.update(names.map((k) => req.extFields[k]).join(""), "utf8");
   if (req.body?.length) hmac.update(req.body);
   return hmac.digest("base64");

@@ -12,7 +12,7 @@
 //                                            └──────────►┘   key routes to "a"
 
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../node_builtins.ts";
 
 /**
  * Maps a key to its ring position, a finite number (RocketMQ's HashFunction returns a Java
@@ -26,7 +26,7 @@ export type HashFunction = (key: string) => number;
  * JDK 18+ (JEP 400) and on Linux before it; we hash UTF-8.
  */
 export function md5Hash(key: string): number {
-  return createHash("md5").update(key, "utf8").digest().readUInt32BE(0);
+  return nodeCrypto().createHash("md5").update(key, "utf8").digest().readUInt32BE(0);
 }
 
 /** Hash positions sorted ascending, and the node at each. Built once, then read-only. */

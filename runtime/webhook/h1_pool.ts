@@ -1,7 +1,7 @@
 // The webhook client's connections to one origin at one vetted address: dials them
 // (pinned, under the connect deadline), hands them to attempts, queues the rest.
-import net from "node:net";
-import tls from "node:tls";
+import type net from "node:net";
+import { nodeNet, nodeTls } from "../node_builtins.ts";
 import { classify, pinnedLookup, type PreparedTarget } from "./http_delivery.ts";
 import type { Attempt } from "./h1_attempt.ts";
 import { Connection } from "./h1_connection.ts";
@@ -100,13 +100,13 @@ export class Pool {
     let socket: net.Socket;
     try {
       socket = target.isHttps
-        ? tls.connect({
+        ? nodeTls().connect({
           ...common,
           servername: target.servername,
           ALPNProtocols: ["http/1.1"],
           ...(settings.caCerts ? { ca: settings.caCerts } : {}),
         })
-        : net.connect(common);
+        : nodeNet().connect(common);
     } catch (error) {
       // Bun throws here for a bad CA bundle; Deno reports it as a socket error.
       const e = error as Error & { code?: string };

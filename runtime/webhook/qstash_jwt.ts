@@ -9,7 +9,7 @@
 // 12 µs here (WebCrypto's async sign; bench/README.md, "qstash_bench"), too much on the
 // delivery path. qstash_jwt_test.ts checks the token byte for byte against the reference
 // vector and against jose's own verify and sign.
-import { createHash, randomBytes } from "node:crypto";
+import { nodeCrypto, randomBytes } from "../node_builtins.ts";
 import { SigningKey } from "./signing.ts";
 
 /** A token lives as long as QStash's: 5 minutes. */
@@ -39,7 +39,7 @@ export class QstashJwtSigner {
       nbf: 0,
       iat: iatSec,
       jti: jti ?? `jwt_${randomBytes(12).toString("hex")}`,
-      body: createHash("sha256").update(body).digest("base64").replaceAll("+", "-")
+      body: nodeCrypto().createHash("sha256").update(body).digest("base64").replaceAll("+", "-")
         .replaceAll("/", "_"),
     });
     const input = `${HEADER}.${b64url(payload)}`;

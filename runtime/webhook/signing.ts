@@ -9,7 +9,8 @@
 // padded-key blocks hashed once per key and the hash state copied per message: on Deno
 // building an Hmac per delivery costs more than the hashing (figures: bench/README.md,
 // "bench/webhook/push_bench.ts"). signing_test.ts checks it against createHmac.
-import { createHash, createHmac, type Hash, randomBytes } from "node:crypto";
+import type { Hash } from "node:crypto";
+import { nodeCrypto, randomBytes } from "../node_builtins.ts";
 import { BrokerError } from "../protocol/errors.ts";
 
 import { SECRET_BYTES_MAX, SECRET_BYTES_MIN } from "./secret_sizes.ts";
@@ -53,7 +54,7 @@ export class SigningKey {
   constructor(key: Uint8Array) {
     // RFC 2104 §2: a key longer than the block is hashed first.
     const k = key.length > HMAC_SHA256_BLOCK_BYTES
-      ? createHash("sha256").update(key).digest()
+      ? nodeCrypto().createHash("sha256").update(key).digest()
       : key;
     const ipad = new Uint8Array(HMAC_SHA256_BLOCK_BYTES).fill(0x36);
     const opad = new Uint8Array(HMAC_SHA256_BLOCK_BYTES).fill(0x5c);
@@ -61,8 +62,8 @@ export class SigningKey {
       ipad[i] ^= k[i];
       opad[i] ^= k[i];
     }
-    this.#inner = createHash("sha256").update(ipad);
-    this.#outer = createHash("sha256").update(opad);
+    this.#inner = nodeCrypto().createHash("sha256").update(ipad);
+    this.#outer = nodeCrypto().createHash("sha256").update(opad);
   }
 
   /** base64(HMAC-SHA256(key, prefix || body)). */
@@ -84,7 +85,7 @@ export function signatureHeader(
   for (const key of keys) {
     const sig = key instanceof SigningKey
       ? key.sign(prefix, body)
-      : createHmac("sha256", key).update(prefix).update(body).digest("base64");
+      : nodeCrypto().createHmac("sha256", key).update(prefix).update(body).digest("base64");
     header = header === "" ? `v1,${sig}` : `${header} v1,${sig}`;
   }
   return header;

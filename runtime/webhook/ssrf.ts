@@ -8,7 +8,7 @@
 // The allowlist (EgressPolicy.allowHosts) is the only way around the address check; tests
 // use it to reach a loopback receiver.
 import ipaddr from "ipaddr.js";
-import { lookup } from "node:dns/promises";
+import { nodeDns } from "../node_builtins.ts";
 import { DOTTED_QUAD, parseHost } from "./ssrf_host.ts";
 import { type EgressPolicy, inAllowedRange } from "./ssrf_policy.ts";
 import { classifyAddress, type Ip, type IPv6 } from "./ssrf_ranges.ts";
@@ -73,7 +73,7 @@ export interface Resolver {
  */
 export function createSystemResolver(): Resolver {
   return {
-    lookup: (host) => lookup(host, { all: true, verbatim: true }),
+    lookup: (host) => nodeDns().lookup(host, { all: true, verbatim: true }),
   };
 }
 
