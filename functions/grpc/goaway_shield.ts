@@ -8,7 +8,7 @@
 // the connection end as a plain close, which it survives. It also terminates TLS, so the
 // frames can be read. Used on Deno only (the entry files decide); docs/grpc.md.
 import net from "node:net";
-import { nodeTls } from "../../runtime/node_builtins.ts";
+import { nodeTls } from "../../runtime/protocol/node_builtins.ts";
 import { Buffer } from "node:buffer";
 
 const PREFACE_BYTES = 24; // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

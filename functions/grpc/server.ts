@@ -8,7 +8,7 @@
 // node:http2 server needs the GOAWAY shield (goaway_shield.ts) in front of a loopback port.
 import { readFileSync } from "node:fs";
 import net from "node:net";
-import { nodeTls } from "../../runtime/node_builtins.ts";
+import { nodeTls } from "../../runtime/protocol/node_builtins.ts";
 import type { GrpcServerOptions } from "./deps.ts";
 import { startGoawayShield } from "./goaway_shield.ts";
 import type { GrpcService } from "./service.ts";

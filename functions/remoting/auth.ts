@@ -3,7 +3,7 @@
 // the API key itself. The signature is RocketMQ's (AclClientRPCHook, and ali-ons'
 // Channel.beforeRequest): base64 HMAC-SHA1 over the ext field values sorted by field name
 // (Signature left out) followed by the body. With no keys configured the port is open.
-import { nodeCrypto } from "../../runtime/node_builtins.ts";
+import { nodeCrypto } from "../../runtime/protocol/node_builtins.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import type { ApiKeyConfig } from "../../runtime/protocol/types.ts";
 import type { Authenticator, Principal, Right } from "../auth.ts";

@@ -12,7 +12,7 @@
 //                                            └──────────►┘   key routes to "a"
 
 import assert from "node:assert/strict";
-import { nodeCrypto } from "../node_builtins.ts";
+import { nodeCrypto } from "../protocol/node_builtins.ts";
 
 /**
  * Maps a key to its ring position, a finite number (RocketMQ's HashFunction returns a Java

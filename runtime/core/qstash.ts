@@ -2,7 +2,7 @@
 // metadata database, so a replicated group's slaves have them; rotated on request), the Upstash-Signature JWT of each delivery
 // (runtime/webhook/qstash_jwt.ts, with the current key), and the callback and failure-callback messages a delivered or
 // dead-lettered message asks for. Deliveries themselves are the webhook engine's.
-import { randomBytes } from "../node_builtins.ts";
+import { randomBytes } from "../protocol/node_builtins.ts";
 import type { FilePort } from "../../storage/file_port.ts";
 import { PROPERTY_CONTENT_TYPE } from "../../storage/message/message_const.ts";
 import type { QstashApi } from "../protocol/core_api.ts";

@@ -4,7 +4,7 @@
 // each call goes out trusting the CA alone; an origin whose certificate that does not verify
 // (a broker with a public CA's certificate) is retried, and from then on called, trusting
 // the roots as well. A refused handshake sent no request, so the retry repeats nothing.
-import { nodeTls } from "../node_builtins.ts";
+import { nodeTls } from "../protocol/node_builtins.ts";
 import type { TrustingFetch } from "./platform.ts";
 
 /** BoringSSL's verdicts for a chain that no trusted CA signed (not a wrong name or date). */

@@ -1,7 +1,7 @@
 // The webhook client's connections to one origin at one vetted address: dials them
 // (pinned, under the connect deadline), hands them to attempts, queues the rest.
 import type net from "node:net";
-import { nodeNet, nodeTls } from "../node_builtins.ts";
+import { nodeNet, nodeTls } from "../protocol/node_builtins.ts";
 import { classify, pinnedLookup, type PreparedTarget } from "./http_delivery.ts";
 import type { Attempt } from "./h1_attempt.ts";
 import { Connection } from "./h1_connection.ts";

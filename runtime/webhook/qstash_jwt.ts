@@ -9,7 +9,7 @@
 // 12 µs here (WebCrypto's async sign; bench/README.md, "qstash_bench"), too much on the
 // delivery path. qstash_jwt_test.ts checks the token byte for byte against the reference
 // vector and against jose's own verify and sign.
-import { nodeCrypto, randomBytes } from "../node_builtins.ts";
+import { nodeCrypto, randomBytes } from "../protocol/node_builtins.ts";
 import { SigningKey } from "./signing.ts";
 
 /** A token lives as long as QStash's: 5 minutes. */

@@ -10,7 +10,7 @@
 // building an Hmac per delivery costs more than the hashing (figures: bench/README.md,
 // "bench/webhook/push_bench.ts"). signing_test.ts checks it against createHmac.
 import type { Hash } from "node:crypto";
-import { nodeCrypto, randomBytes } from "../node_builtins.ts";
+import { nodeCrypto, randomBytes } from "../protocol/node_builtins.ts";
 import { BrokerError } from "../protocol/errors.ts";
 
 import { SECRET_BYTES_MAX, SECRET_BYTES_MIN } from "./secret_sizes.ts";

@@ -8,7 +8,7 @@
 // The allowlist (EgressPolicy.allowHosts) is the only way around the address check; tests
 // use it to reach a loopback receiver.
 import ipaddr from "ipaddr.js";
-import { nodeDns } from "../node_builtins.ts";
+import { nodeDns } from "../protocol/node_builtins.ts";
 import { DOTTED_QUAD, parseHost } from "./ssrf_host.ts";
 import { type EgressPolicy, inAllowedRange } from "./ssrf_policy.ts";
 import { classifyAddress, type Ip, type IPv6 } from "./ssrf_ranges.ts";
