@@ -115,6 +115,16 @@ for (const entry of ["functions/main.ts", "functions/deploy.ts"]) {
   });
 }
 
+Deno.test("runtime/main.ts leaves Node's crypto, net, tls, dns and zlib to first use", async () => {
+  // On Bun importing any of them costs idle RSS at once (runtime/protocol/node_builtins.ts,
+  // storage/crc32.ts; bench/README.md, "Idle RSS, afternoon session").
+  const graph = await staticGraph("runtime/main.ts");
+  assert.ok(graph.builtins.has("node:process"), "the walk sees built-ins");
+  const eager = ["node:crypto", "node:net", "node:tls", "node:dns/promises", "node:zlib"]
+    .filter((b) => graph.builtins.has(b));
+  assert.deepEqual(eager, [], `imported before the broker listens: ${eager.join(", ")}`);
+});
+
 Deno.test("the start files load only the freshness check before they pick bundle or sources", async () => {
   // Every module deno info finds, dynamic imports included: an analyzable import of either
   // graph would have Deno load (and type-strip) it before the first line runs.
