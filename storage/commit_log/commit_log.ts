@@ -17,6 +17,7 @@ import { parseSegmentName, Segment } from "./segment.ts";
 import { loadSegments } from "./segment_load.ts";
 import { PREALLOC_SUFFIX, type RoomRule, SegmentPreparation } from "./preallocate.ts";
 import { TailCache } from "./tail_cache.ts";
+import { WriteBuffer } from "./write_buffer.ts";
 
 export interface AppendPosition {
   physicalOffset: number;
@@ -51,11 +52,10 @@ export class CommitLog {
   #appendOffset = 0;
   /**
    * This tick's appends, [0, #pendingBytes): records are encoded straight into it and it is
-   * written with one writeAt, then reused (the file port copies before returning). Sized
-   * writeBatchBytesMax, allocated on the first append.
+   * written with one writeAt, then reused (the file port copies before returning). Grown as
+   * ticks need, up to writeBatchBytesMax (write_buffer.ts).
    */
-  #buffer: Uint8Array | undefined;
-  #view: DataView | undefined;
+  readonly #out: WriteBuffer;
   /** A record or replicated chunk larger than the buffer, pending on its own. */
   #pendingLarge: Uint8Array | undefined;
   #pendingBytes = 0;
@@ -70,6 +70,7 @@ export class CommitLog {
     this.#dir = options.dir;
     this.#segmentBytes = options.segmentBytes;
     this.#writeBatchBytesMax = options.writeBatchBytesMax;
+    this.#out = new WriteBuffer(options.writeBatchBytesMax);
     this.#zeroFill = options.zeroFill;
     this.#prealloc = options.prealloc;
     this.#tail = new TailCache(options.tailCacheBytes);
@@ -155,8 +156,8 @@ export class CommitLog {
       this.#queue(segment, bytes);
     } else {
       const at = this.#reserve(segment, size);
-      encodeRecord(record, this.#buffer!, this.#view!, at);
-      stampRecord(this.#view!, at, queueOffset, physicalOffset, storeTimestamp);
+      encodeRecord(record, this.#out.bytes, this.#out.view, at);
+      stampRecord(this.#out.view, at, queueOffset, physicalOffset, storeTimestamp);
     }
     return { physicalOffset, size };
   }
@@ -165,7 +166,7 @@ export class CommitLog {
   writePending(): void {
     if (this.#pendingBytes === 0) return;
     const segment = this.#pendingSegment!;
-    const bytes = this.#pendingLarge ?? this.#buffer!.subarray(0, this.#pendingBytes);
+    const bytes = this.#pendingLarge ?? this.#out.bytes.subarray(0, this.#pendingBytes);
     const position = this.#pendingStart - segment.startOffset;
     try {
       segment.file.writeAt(bytes, position);
@@ -345,7 +346,7 @@ export class CommitLog {
   #queue(segment: Segment, bytes: Uint8Array) {
     const at = this.#reserve(segment, bytes.length);
     if (bytes.length > this.#writeBatchBytesMax) this.#pendingLarge = bytes;
-    else this.#buffer!.set(bytes, at);
+    else this.#out.bytes.set(bytes, at);
   }
 
   /**
@@ -362,12 +363,9 @@ export class CommitLog {
     if (this.#pendingBytes === 0) {
       this.#pendingStart = this.#appendOffset;
       this.#pendingSegment = segment;
-      if (this.#buffer === undefined && size <= this.#writeBatchBytesMax) {
-        this.#buffer = new Uint8Array(this.#writeBatchBytesMax);
-        this.#view = new DataView(this.#buffer.buffer);
-      }
     }
     const at = this.#pendingBytes;
+    if (size <= this.#writeBatchBytesMax) this.#out.ensure(at + size, at);
     this.#pendingBytes += size;
     this.#appendOffset += size;
     return at;

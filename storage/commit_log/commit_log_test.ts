@@ -68,6 +68,29 @@ Deno.test("CommitLog.append() gathers a tick's records into one write", async ()
   await log.close();
 });
 
+Deno.test("CommitLog.append() grows its write buffer within a tick, keeping what is pending", async () => {
+  const disk = new SimDisk();
+  const log = newLog(disk, 1 << 20);
+  // 300 records of 1,092 bytes: ~320 KiB, past the write buffer's first 64 KiB twice over.
+  for (let i = 0; i < 300; i++) {
+    const m = message(1000);
+    m.body.fill(i & 0xff);
+    log.append(prepareRecord(m, 1 << 20), i, 1);
+  }
+  const before = disk.stats.writes;
+  log.writePending();
+  assert.equal(disk.stats.writes - before, 1, "still one write");
+  for (const i of [0, 59, 60, 61, 120, 299]) {
+    const parsed = log.readRecord(i * 1092, 1092);
+    assert.equal(parsed.kind, "record", `record ${i}`);
+    if (parsed.kind === "record") {
+      assert.equal(parsed.record.queueOffset, i);
+      assert.ok(parsed.record.body.every((b) => b === (i & 0xff)), `body of record ${i}`);
+    }
+  }
+  await log.close();
+});
+
 Deno.test("GroupCommit.waitFlushed() shares one fdatasync between concurrent appenders", async () => {
   const disk = new SimDisk();
   const log = newLog(disk, 1 << 20);

@@ -54,12 +54,14 @@ export class TimerLog {
   /** By start, in increasing order (a Map keeps insertion order; we insert in order). */
   #segments = new Map<number, LogSegment>();
   #appendPos = 0;
-  #batch = new Uint8Array(BATCH_RECORDS * TIMER_RECORD_BYTES);
+  // The batch and the read cache are allocated on first use: Bun makes every byte of a new
+  // buffer resident, and a broker without timers needs neither (bench/README.md, idle RSS).
+  #batch = new Uint8Array(0);
   #batchView = new DataView(this.#batch.buffer);
   #batchCount = 0;
   #batchStart = 0;
   #namesDirty = false;
-  #cache = new Uint8Array(CACHE_BLOCKS * BLOCK_BYTES);
+  #cache = new Uint8Array(0);
   #cacheView = new DataView(this.#cache.buffer);
   /** Log position of the block held in each cache slot, -1 if none. */
   #cacheBlock = new Float64Array(CACHE_BLOCKS).fill(-1);
@@ -173,6 +175,10 @@ export class TimerLog {
       this.writePending();
     }
     if (this.#batchCount === 0) this.#batchStart = pos;
+    if (this.#batch.length === 0) {
+      this.#batch = new Uint8Array(BATCH_RECORDS * TIMER_RECORD_BYTES);
+      this.#batchView = new DataView(this.#batch.buffer);
+    }
     encodeRecord(this.#batch, this.#batchView, this.#batchCount * TIMER_RECORD_BYTES, record);
     this.#batchCount++;
     segment.retireMsMax = Math.max(segment.retireMsMax, this.#retireMs(record));
@@ -202,6 +208,10 @@ export class TimerLog {
     const k = (pos - segment.start) / TIMER_RECORD_BYTES;
     const block = segment.start + (k - k % CACHE_RECORDS) * TIMER_RECORD_BYTES;
     const i = Math.floor(block / BLOCK_BYTES) % CACHE_BLOCKS;
+    if (this.#cache.length === 0) {
+      this.#cache = new Uint8Array(CACHE_BLOCKS * BLOCK_BYTES);
+      this.#cacheView = new DataView(this.#cache.buffer);
+    }
     if (this.#cacheBlock[i] !== block || pos + TIMER_RECORD_BYTES > block + this.#cacheBytes[i]) {
       const into = this.#cache.subarray(i * BLOCK_BYTES, (i + 1) * BLOCK_BYTES);
       this.#cacheBytes[i] = readUpTo(segment.file, into, BLOCK_BYTES, block - segment.start);
