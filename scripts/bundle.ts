@@ -48,7 +48,7 @@ export async function bundle(outdir: string): Promise<string[]> {
     logLevel: "warning",
     metafile: true,
     // No comments or indentation: ~2.7 MiB less idle RSS on Deno, which keeps the source as
-    // UTF-16 when a comment has a non-Latin-1 character (bench/README.md, idle RSS).
+    // UTF-16 when a comment has a non-Latin-1 character (bench/README.md, "Round 6 … idle RSS").
     minifyWhitespace: true,
   });
   await esbuild.stop();

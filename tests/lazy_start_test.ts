@@ -29,7 +29,7 @@ for (const runtime of RUNTIMES) {
     assert.ok("/v1/topics/{topic}" in (await doc.json()).paths);
 
     // A local KV file is this process's alone: a lone broker neither registers there nor
-    // opens it (on Bun that would load @deno/kv: bench/README.md, idle RSS).
+    // opens it (on Bun that would load @deno/kv: bench/README.md, "Round 6 … idle RSS").
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(existsSync(`${broker.dataDir}/kv.sqlite`), false, "the local KV file was opened");
   });

@@ -117,7 +117,7 @@ for (const entry of ["functions/main.ts", "functions/deploy.ts"]) {
 
 Deno.test("runtime/main.ts leaves Node's crypto, net, tls, dns and zlib to first use", async () => {
   // On Bun importing any of them costs idle RSS at once (runtime/protocol/node_builtins.ts,
-  // storage/crc32.ts; bench/README.md, "Idle RSS, afternoon session").
+  // storage/crc32.ts; bench/README.md, "Round 6 … idle RSS").
   const graph = await staticGraph("runtime/main.ts");
   assert.ok(graph.builtins.has("node:process"), "the walk sees built-ins");
   const eager = ["node:crypto", "node:net", "node:tls", "node:dns/promises", "node:zlib"]

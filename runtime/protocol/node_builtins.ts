@@ -1,7 +1,7 @@
 // Node built-ins that most processes never call, loaded on first use. On Bun importing
 // node:crypto, node:net or node:tls runs their JavaScript at once (~3 MiB of RSS each in a
 // bare script); off the broker's start path they cost its idle RSS ~0.8 MiB less on Bun
-// (bench/README.md, "Idle RSS, afternoon session"). Deno loads them lazily either way.
+// (bench/README.md, "Round 6 … idle RSS"). Deno loads them lazily either way.
 // Webhook egress and signing, QStash, remoting auth, the consistent-hash allocation and the
 // gRPC listener's TLS reach them through here.
 import { Buffer } from "node:buffer";

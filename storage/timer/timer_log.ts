@@ -55,7 +55,7 @@ export class TimerLog {
   #segments = new Map<number, LogSegment>();
   #appendPos = 0;
   // The batch and the read cache are allocated on first use: Bun makes every byte of a new
-  // buffer resident, and a broker without timers needs neither (bench/README.md, idle RSS).
+  // buffer resident, and a broker without timers needs neither (bench/README.md, "Round 6 … idle RSS").
   #batch = new Uint8Array(0);
   #batchView = new DataView(this.#batch.buffer);
   #batchCount = 0;
