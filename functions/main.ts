@@ -112,7 +112,7 @@ const server = await platform.serve({
   connections: settings.connections,
   maxRequestBodyBytes: settings.requestBodyBytesBackstop,
 }, http.fetch);
-// The RocketMQ 5 gRPC front end (docs/grpc.md): node:http2 serves it on Deno and Bun alike;
+// The RocketMQ 5 gRPC front end (docs/grpc.md), on the platform's own TCP listener;
 // Deno Deploy has no such server, so functions/deploy.ts has none.
 const grpc = grpcModule
   ? await (await grpcModule).startGrpcServer({
@@ -126,6 +126,7 @@ const grpc = grpcModule
     pullWaitMsMax: limits.pullWaitMsMax,
     nowMs,
     goawayShield: platform.name === "deno",
+    listen: (address, onSocket) => platform.listenTcpConnections(address, onSocket),
   })
   : undefined;
 const url = `http://${hostname}:${server.port}`;

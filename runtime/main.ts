@@ -186,6 +186,7 @@ async function main() {
       nowMs,
       records: () => broker,
       goawayShield: platform.name === "deno",
+      listen: (address, onSocket) => platform.listenTcpConnections(address, onSocket),
     })
     : undefined;
   const address = config.advertisedAddress.endsWith(":0") || config.port === 0

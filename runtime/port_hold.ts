@@ -11,7 +11,7 @@ export async function reservePort(
   host: string,
   port = 0,
 ): Promise<{ port: number; release(): Promise<void> }> {
-  const server = await platform.listenTcp({ hostname: host, port }, (s) => s.destroy());
+  const server = await platform.listenTcpConnections({ hostname: host, port }, (s) => s.destroy());
   return { port: server.port, release: () => server.close() };
 }
 

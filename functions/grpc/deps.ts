@@ -8,6 +8,7 @@ import type { GrpcAuth } from "./auth.ts";
 import type { AutoRenew } from "./renew.ts";
 import type { Names } from "./resources.ts";
 import type { ClientSessions } from "./sessions.ts";
+import type { Socketish } from "./h2/writer.ts";
 
 export type Log = (
   level: "debug" | "info" | "warn" | "error",
@@ -59,6 +60,15 @@ export interface GrpcDeps {
 }
 
 /** What the front end is started with (server.ts; service.ts builds GrpcDeps from it). */
+/** A client connection as the lean transport reads it: node:net's Socket, or the platform's
+ * own (Bun.listen's, runtime/platform/bun_tcp.ts). */
+export interface GrpcSocket extends Socketish {
+  // deno-lint-ignore no-explicit-any
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  setNoDelay?(noDelay?: boolean): unknown;
+  destroy(): unknown;
+}
+
 export interface GrpcServerOptions {
   broker: BrokerResolver;
   apiKeys: ApiKeyConfig[];
@@ -75,4 +85,10 @@ export interface GrpcServerOptions {
   /** Put the GOAWAY shield (goaway_shield.ts) in front: for Deno, whose node:http2 server
    * aborts on a client's GOAWAY. */
   goawayShield?: boolean;
+  /** The platform's own TCP listener, used for the lean transport without TLS (on Bun, its
+   * sockets: the port then never loads node:net); node:net's server otherwise. */
+  listen?: (
+    address: { hostname: string; port: number },
+    onSocket: (socket: GrpcSocket) => void,
+  ) => Promise<{ port: number; close(): Promise<void> }>;
 }

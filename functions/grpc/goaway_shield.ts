@@ -7,8 +7,8 @@
 // server on a loopback port, dropping the GOAWAY frames clients send: the server then sees
 // the connection end as a plain close, which it survives. It also terminates TLS, so the
 // frames can be read. Used on Deno only (the entry files decide); docs/grpc.md.
-import net from "node:net";
-import { nodeTls } from "../../runtime/protocol/node_builtins.ts";
+import type net from "node:net";
+import { nodeNet, nodeTls } from "../../runtime/protocol/node_builtins.ts";
 import { Buffer } from "node:buffer";
 
 const PREFACE_BYTES = 24; // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -84,7 +84,7 @@ export function startGoawayShield(options: {
   };
   const relay = (client: net.Socket, port: number) => {
     const filter = new GoawayFilter();
-    const upstream = net.connect({ host: "127.0.0.1", port });
+    const upstream = nodeNet().connect({ host: "127.0.0.1", port });
     sockets.add(client).add(upstream);
     client.setNoDelay(true);
     upstream.setNoDelay(true);
@@ -108,7 +108,7 @@ export function startGoawayShield(options: {
       { cert: options.tls.cert, key: options.tls.key, ALPNProtocols: ["h2"] },
       accept,
     )
-    : net.createServer(accept);
+    : nodeNet().createServer(accept);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

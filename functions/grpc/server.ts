@@ -7,9 +7,9 @@
 // takes them through its connection injector (TLS done there), except on Deno, whose
 // node:http2 server needs the GOAWAY shield (goaway_shield.ts) in front of a loopback port.
 import { readFileSync } from "node:fs";
-import net from "node:net";
-import { nodeTls } from "../../runtime/protocol/node_builtins.ts";
-import type { GrpcServerOptions } from "./deps.ts";
+import type net from "node:net";
+import { nodeNet, nodeTls } from "../../runtime/protocol/node_builtins.ts";
+import type { GrpcServerOptions, GrpcSocket } from "./deps.ts";
 import { startGoawayShield } from "./goaway_shield.ts";
 import type { GrpcService } from "./service.ts";
 
@@ -55,30 +55,42 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
       tls,
     });
   } else {
-    const sockets = new Set<net.Socket>();
-    const accept = (socket: net.Socket) => {
+    const sockets = new Set<GrpcSocket>();
+    const accept = (socket: GrpcSocket) => {
       if (closing) return void socket.destroy();
       sockets.add(socket);
-      socket.once("close", () => sockets.delete(socket));
-      start().then((svc) => svc.inject(socket), () => socket.destroy());
+      socket.on("close", () => sockets.delete(socket));
+      // grpc-js's injector only ever gets node:net's sockets: `own` serves the lean transport.
+      start().then((svc) => svc.inject(socket as net.Socket), () => socket.destroy());
     };
+    const own = lean && !tls ? options.listen : undefined;
     // The lean transport reads decrypted bytes (TLS here); grpc-js's injector does TLS itself.
-    const server = lean && tls
+    const server = own
+      ? undefined
+      : lean && tls
       ? nodeTls().createServer({ cert: tls.cert, key: tls.key, ALPNProtocols: ["h2"] }, accept)
-      : net.createServer(accept);
-    listener = await new Promise((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(s.grpcPort, options.host, () => {
-        resolve({
-          port: (server.address() as net.AddressInfo).port,
-          close: () =>
-            new Promise<void>((done) => {
-              for (const socket of sockets) socket.destroy();
-              server.close(() => done());
-            }),
+      : nodeNet().createServer(accept);
+    listener = !server
+      ? await own!({ hostname: options.host, port: s.grpcPort }, accept).then((l) => ({
+        port: l.port,
+        close: () => {
+          for (const socket of sockets) socket.destroy();
+          return l.close();
+        },
+      }))
+      : await new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(s.grpcPort, options.host, () => {
+          resolve({
+            port: (server.address() as net.AddressInfo).port,
+            close: () =>
+              new Promise<void>((done) => {
+                for (const socket of sockets) socket.destroy();
+                server.close(() => done());
+              }),
+          });
         });
       });
-    });
   }
   return {
     port: listener.port,

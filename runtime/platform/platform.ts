@@ -64,6 +64,14 @@ export interface TcpConnection {
   setNoDelay(noDelay?: boolean): unknown;
   readonly remoteAddress?: string;
   readonly remotePort?: number;
+  /** Ends the connection once what is queued is written. */
+  end(): unknown;
+  /** What the lean gRPC transport needs besides (node:net's Socket has all of it). */
+  pause?(): unknown;
+  resume?(): unknown;
+  once?(event: "drain" | "close", listener: () => void): unknown;
+  /** Bytes written and not yet taken by the kernel. */
+  readonly writableLength?: number;
 }
 
 export interface TcpServer {

@@ -142,6 +142,62 @@ check("listenTcpConnections() echoes in order, flushes a large write, times out 
 });
 
 check(
+  "listenTcpConnections(): writableLength, drain after a large write, end(), pause",
+  async () => {
+    // What the lean gRPC transport relies on (functions/grpc/h2/writer.ts).
+    const seen: { queued: number; drained: boolean; pausedGot: number } = {
+      queued: 0,
+      drained: false,
+      pausedGot: 0,
+    };
+    let resumed!: () => void;
+    const resumedNow = new Promise<void>((r) => resumed = r);
+    const server = await platform.listenTcpConnections(
+      { hostname: "127.0.0.1", port: 0 },
+      (conn) => {
+        let paused = false;
+        conn.on("data", (data) => {
+          if (paused) seen.pausedGot += data.length;
+          if (data[0] !== 66) return;
+          conn.pause!();
+          paused = true;
+          // 4 MiB answer: more than the socket takes at once, so some waits in writableLength.
+          conn.write(new Uint8Array(4 << 20).fill(9));
+          seen.queued = conn.writableLength ?? -1;
+          conn.once!("drain", () => {
+            seen.drained = true;
+            conn.write(utf8("end")); // then end(): after what is queued, as node:net's
+            conn.end();
+          });
+          setTimeout(() => {
+            paused = false;
+            conn.resume!();
+            resumed();
+          }, 100);
+        });
+      },
+    );
+    const client = net.connect(server.port, "127.0.0.1");
+    client.pause(); // let the server's answer back up
+    let got = 0;
+    client.on("data", (data: Uint8Array) => got += data.length);
+    const closed = new Promise((resolve) => client.on("close", resolve));
+    client.write(utf8("B"));
+    await new Promise((r) => setTimeout(r, 50));
+    client.write(utf8("while paused")); // the server reads nothing until it resumes
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(seen.pausedGot, 0, "a paused connection delivers no data");
+    client.resume();
+    await resumedNow;
+    await closed;
+    assert.equal(got, (4 << 20) + 3, "end() sent everything queued before closing");
+    assert.ok(seen.queued > 0, `writableLength counted what waited (${seen.queued})`);
+    assert.ok(seen.drained, "drain was emitted once the queue emptied");
+    await server.close();
+  },
+);
+
+check(
   "files round-trip: write, read, sync, truncate, rename, list, remove",
   () =>
     withDir(async (dir) => {
