@@ -60,37 +60,27 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
       if (closing) return void socket.destroy();
       sockets.add(socket);
       socket.on("close", () => sockets.delete(socket));
-      // grpc-js's injector only ever gets node:net's sockets: `own` serves the lean transport.
+      // grpc-js's injector only ever gets node:net's sockets: options.listen serves lean alone.
       start().then((svc) => svc.inject(socket as net.Socket), () => socket.destroy());
     };
-    const own = lean && !tls ? options.listen : undefined;
-    // The lean transport reads decrypted bytes (TLS here); grpc-js's injector does TLS itself.
-    const server = own
-      ? undefined
-      : lean && tls
-      ? nodeTls().createServer({ cert: tls.cert, key: tls.key, ALPNProtocols: ["h2"] }, accept)
-      : nodeNet().createServer(accept);
-    listener = !server
-      ? await own!({ hostname: options.host, port: s.grpcPort }, accept).then((l) => ({
-        port: l.port,
-        close: () => {
-          for (const socket of sockets) socket.destroy();
-          return l.close();
-        },
-      }))
-      : await new Promise((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(s.grpcPort, options.host, () => {
-          resolve({
-            port: (server.address() as net.AddressInfo).port,
-            close: () =>
-              new Promise<void>((done) => {
-                for (const socket of sockets) socket.destroy();
-                server.close(() => done());
-              }),
-          });
-        });
-      });
+    const address = { hostname: options.host, port: s.grpcPort };
+    // Lean without TLS: the platform's own listener (Bun.listen on Bun). The lean transport
+    // reads decrypted bytes (TLS here); grpc-js's injector does TLS itself.
+    const bound = lean && !tls && options.listen
+      ? await options.listen(address, accept)
+      : await bindNode(
+        lean && tls
+          ? nodeTls().createServer({ cert: tls.cert, key: tls.key, ALPNProtocols: ["h2"] }, accept)
+          : nodeNet().createServer(accept),
+        address,
+      );
+    listener = {
+      port: bound.port,
+      close: () => {
+        for (const socket of sockets) socket.destroy();
+        return bound.close();
+      },
+    };
   }
   return {
     port: listener.port,
@@ -105,4 +95,21 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
       await listener.close();
     },
   };
+}
+
+/** `server` listening on `address`: its port, and a close that resolves once it stopped. */
+function bindNode(
+  server: net.Server,
+  address: { hostname: string; port: number },
+): Promise<{ port: number; close(): Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(address.port, address.hostname, () => {
+      server.off("error", reject);
+      resolve({
+        port: (server.address() as net.AddressInfo).port,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      });
+    });
+  });
 }

@@ -1,7 +1,6 @@
 // Messages as remoting clients send them: the properties string, compressed bodies, the
 // batch body of SEND_BATCH_MESSAGE, and offset message ids. Pure.
-import process from "node:process";
-import type * as NodeZlib from "node:zlib";
+import { nodeZlib } from "../../runtime/protocol/node_builtins.ts";
 import { BrokerError } from "../../runtime/protocol/errors.ts";
 import type { ProduceMessage } from "../../runtime/protocol/types.ts";
 
@@ -54,9 +53,7 @@ export function plainBody(body: Uint8Array, sysFlag: number): Uint8Array {
     );
   }
   try {
-    // node:zlib on first use: on Bun loading it costs megabytes of idle RSS (storage/crc32.ts).
-    const zlib = process.getBuiltinModule("node:zlib") as typeof NodeZlib;
-    return new Uint8Array(zlib.inflateSync(body));
+    return new Uint8Array(nodeZlib().inflateSync(body));
   } catch (err) {
     throw new BrokerError("INVALID_PARAMETER", "Cannot inflate the compressed body", {}, {
       cause: err,

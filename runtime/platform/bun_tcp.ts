@@ -2,7 +2,7 @@
 // node:net-like surface the remoting front end and the lean gRPC transport use
 // (TcpConnection, platform.ts). Bun's node:net write path costs the broker about a fifth of
 // its CPU per small answer; Bun.listen writes straight to the socket (bench/README.md,
-// "Remoting"), and a broker that never loads node:net idles in ~1 MiB less (round 6).
+// "Remoting"), and a broker that never loads node:net idles in ~0.9 MiB less (round 6).
 //
 // Writes: Bun's socket.write() takes what the kernel accepts now and returns the count;
 // the rest is queued here, in order, and flushed on drain.

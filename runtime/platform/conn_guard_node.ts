@@ -1,18 +1,9 @@
 // The connection guard's front on node:net, or node:tls for HTTPS (conn_guard.ts): the same
 // code on Deno and Bun.
-import process from "node:process";
 import type * as NodeNet from "node:net";
-import type * as NodeTls from "node:tls";
 import type { Front, FrontOptions } from "./conn_guard.ts";
-
-/** Loaded on first use: on Deno a process that listens on no raw TCP port (split-mode
- * functions) then never loads the Node layer's net modules at start. */
-let nodeNet: typeof NodeNet | undefined;
-const netOf = (): typeof NodeNet =>
-  nodeNet ??= process.getBuiltinModule("node:net") as typeof NodeNet;
-let nodeTls: typeof NodeTls | undefined;
-const tlsOf = (): typeof NodeTls =>
-  nodeTls ??= process.getBuiltinModule("node:tls") as typeof NodeTls;
+// Loaded on first use: a process that listens on no raw TCP port never loads them.
+import { nodeNet, nodeTls } from "../protocol/node_builtins.ts";
 
 export function listenNodeFront(options: FrontOptions): Promise<Front> {
   const { tracker } = options;
@@ -26,7 +17,7 @@ export function listenNodeFront(options: FrontOptions): Promise<Front> {
       client.destroy();
       return;
     }
-    const upstream = netOf().connect({
+    const upstream = nodeNet().connect({
       port: options.upstreamPort,
       host: "127.0.0.1",
       noDelay: true,
@@ -58,11 +49,11 @@ export function listenNodeFront(options: FrontOptions): Promise<Front> {
   // until it ends, and node:tls drops one that takes longer than handshakeTimeoutMs.
   const t = options.tls;
   const server = t
-    ? tlsOf().createServer(
+    ? nodeTls().createServer(
       { cert: t.cert, key: t.key, handshakeTimeout: t.handshakeTimeoutMs, noDelay: true },
       onClient,
     )
-    : netOf().createServer({ noDelay: true }, onClient);
+    : nodeNet().createServer({ noDelay: true }, onClient);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {

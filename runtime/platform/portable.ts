@@ -1,7 +1,7 @@
 // The parts of a Platform that are the same code on Deno and Bun: both implement node:net
 // and the web clock and timers alike. Kept here so deno.ts and bun.ts say only what differs.
-import process from "node:process";
 import type * as NodeNet from "node:net";
+import { nodeNet } from "../protocol/node_builtins.ts";
 import type {
   Clock,
   HttpServer,
@@ -12,12 +12,6 @@ import type {
 } from "./platform.ts";
 import { ConnectionTracker } from "./conn_guard.ts";
 import { listenNodeFront } from "./conn_guard_node.ts";
-
-/** Loaded on first use: on Deno a process that listens on no raw TCP port (split-mode
- * functions) then never loads the Node layer's net modules at start. */
-let nodeNet: typeof NodeNet | undefined;
-const netOf = (): typeof NodeNet =>
-  nodeNet ??= process.getBuiltinModule("node:net") as typeof NodeNet;
 
 export const systemClock: Clock = {
   monotonicMs: () => performance.now(),
@@ -33,7 +27,7 @@ export function listenNodeTcp(
   onSocket: (socket: NodeNet.Socket) => void,
 ): Promise<TcpServer> {
   return new Promise((resolve, reject) => {
-    const server = netOf().createServer(onSocket);
+    const server = nodeNet().createServer(onSocket);
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {
       server.off("error", reject);

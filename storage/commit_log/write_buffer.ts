@@ -1,8 +1,8 @@
 // The CommitLog's write buffer: a tick's appends are encoded into it and written with one
 // writeAt, then it is reused. It starts empty, takes WRITE_BUFFER_BYTES_MIN on the first
 // append and doubles as a tick needs, up to `max` (writeBatchBytesMax): Bun makes every byte
-// of a new buffer resident, so a full-size one cost an idle broker ~1 MiB of RSS there
-// (bench/README.md, "Round 6 … idle RSS").
+// of a new buffer resident (a bare 1 MiB Uint8Array: +1.1 MiB of RSS; bench/README.md,
+// "Round 6 … idle RSS").
 
 /** The first size. */
 export const WRITE_BUFFER_BYTES_MIN = 64 * 1024;
