@@ -33,9 +33,11 @@ const files = PRODUCT.flatMap(sources);
 const graph = new Map(files.map((f) => [f, importsOf(f)]));
 
 /** Entry files compose a process: they pick the platform and the SDK, then mount the app
- * (broker_link.ts is the SDK link the two share). */
+ * (broker_link.ts is the SDK link the two share; split.ts is the rest of main.ts, loaded
+ * once the KV is opening). */
 const FUNCTIONS_ENTRIES = new Set([
   "functions/main.ts",
+  "functions/split.ts",
   "functions/start.ts",
   "functions/deploy.ts",
   "functions/broker_link.ts",
