@@ -21,6 +21,7 @@ import { haRoutes, leaderCore, loneRoutes } from "./remoting_ha.ts";
 import { storeHostOf } from "./core/store_host.ts";
 import { BrokerError } from "./protocol/errors.ts";
 import { Readiness } from "./readiness.ts";
+import { IdleGc, idleGcLines } from "./idle_gc.ts";
 import { replicationPortHold, reservePort } from "./port_hold.ts";
 import type { KvPort } from "./platform/kv_port.ts";
 import type { GrpcServer } from "../functions/grpc/server.ts";
@@ -129,6 +130,18 @@ async function main() {
   };
   const startedMs = Date.now();
   const http = instrumentFetch((request) => app.fetch(request));
+  // Gives memory back once the process goes idle (runtime/idle_gc.ts); none to ask for on Bun.
+  const idleGc = new IdleGc({
+    windowMs: platform.collectGarbage ? config.idleGcMs : 0,
+    intervalMs: config.idleGcIntervalMs,
+    cpuPercent: config.idleGcCpuPercent,
+    collect: platform.collectGarbage ?? (() => {}),
+    cpuMicros: () => {
+      const { user, system } = process.cpuUsage();
+      return user + system;
+    },
+    nowMs: () => performance.now(),
+  });
   // Every front end finds the broker here per call: refused while it recovers.
   const resolver = {
     get: () =>
@@ -150,7 +163,11 @@ async function main() {
     readiness: () => readiness.info(),
     metrics: async () =>
       (await (broker?.metrics() ?? node?.metrics() ?? "")) +
-      [...http.lines(), ...processLines(startedMs, Date.now(), process.memoryUsage().rss)]
+      [
+        ...http.lines(),
+        ...processLines(startedMs, Date.now(), process.memoryUsage().rss),
+        ...idleGcLines(idleGc),
+      ]
         .join("\n") +
       "\n",
     // The resolved broker is a Broker here, whether our own or the replicated group's
@@ -307,10 +324,13 @@ async function main() {
     }) + "\n",
   );
 
+  idleGc.start();
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    idleGc.stop();
     readiness.stopping();
     log("info", "shutting down", { signal });
     const force = setTimeout(() => {

@@ -109,6 +109,24 @@ export const SERVER_SETTINGS = [
     doc:
       "At shutdown a replica waits this long for its KV writes, then exits anyway (a KV client retries for as long as the KV is down).",
   }),
+  intSetting("idleGcMs", "MQ_IDLE_GC_MS", {
+    unit: "ms",
+    default: 500,
+    doc:
+      "After work, once the process has used under idleGcCpuPercent of a core for this long, it runs one memory-reducing full garbage collection (~25 ms) that gives the young generation and freed pages back: ~4 MiB of idle RSS on Deno (needs --expose-gc, which deno task start passes; without it, and on Bun, whose collector gives memory back on its own, nothing runs). 0: never.",
+  }),
+  intSetting("idleGcIntervalMs", "MQ_IDLE_GC_INTERVAL_MS", {
+    unit: "ms",
+    default: 60_000,
+    doc: "At most one idle collection (idleGcMs) this often.",
+  }),
+  intSetting("idleGcCpuPercent", "MQ_IDLE_GC_CPU_PERCENT", {
+    unit: "percent",
+    default: 2,
+    min: 1,
+    max: 100,
+    doc: "A window of idleGcMs counts as idle while the process uses under this share of one core.",
+  }),
   HTTP_CONNECTION_GUARD,
   HTTP_HEADER_TIMEOUT_MS,
   HTTP_IDLE_TIMEOUT_MS,

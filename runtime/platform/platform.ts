@@ -125,6 +125,12 @@ export interface Platform {
    * other issuer, or for another name, is still refused.
    */
   fetchTrusting(caPem: string): TrustingFetch;
+  /**
+   * A memory-reducing full collection that gives freed memory back (runtime/idle_gc.ts),
+   * or undefined where there is none to ask for: Deno without --expose-gc, and Bun, whose
+   * collector returns memory on its own (Bun.gc(true) on an idle broker: no change).
+   */
+  readonly collectGarbage?: () => void;
 }
 
 /** A fetch with its own trust anchors; close() releases its pooled connections (Deno). */

@@ -1,5 +1,5 @@
 // A real broker process (Deno or Bun) on port 0 with its own data folder.
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { MqClient } from "../../client/mod.ts";
 import { type ChildRun, type RuntimeName, startChild, tempDir } from "./process.ts";
 
@@ -61,7 +61,14 @@ export async function startFunctions(
 
 export async function startBroker(
   runtime: RuntimeName,
-  options: { dataDir?: string; env?: Record<string, string>; args?: string[]; token?: string } = {},
+  options: {
+    dataDir?: string;
+    env?: Record<string, string>;
+    args?: string[];
+    token?: string;
+    /** On Deno, the V8 flags `deno task start` passes (deno.json). */
+    startTaskFlags?: boolean;
+  } = {},
 ): Promise<BrokerProcess> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? tempDir(`broker-${runtime}`);
@@ -71,7 +78,7 @@ export async function startBroker(
     DATA_DIR: dataDir,
     MQ_LOG_LEVEL: "warn",
     ...options.env,
-  });
+  }, { denoFlags: options.startTaskFlags ? startTaskV8Flags() : [] });
   let listening: { url: string; grpc?: string };
   try {
     listening = await child.waitForJson<{ url: string; grpc?: string }>(
@@ -116,4 +123,10 @@ export async function startBroker(
     },
   };
   return proc;
+}
+
+/** The `--v8-flags=…` argument of deno.json's start task. */
+export function startTaskV8Flags(): string[] {
+  const deno = JSON.parse(readFileSync(new URL("../../deno.json", import.meta.url), "utf8"));
+  return (deno.tasks.start as string).split(/\s+/).filter((a) => a.startsWith("--v8-flags="));
 }

@@ -26,10 +26,11 @@ export function runtimeCommand(
   runtime: RuntimeName,
   script: string,
   args: string[],
+  denoFlags: string[] = [],
 ): [string, string[]] {
   const bin = runtimeBinary(runtime);
   return runtime === "deno"
-    ? [bin, ["run", "-A", script, ...args]]
+    ? [bin, ["run", ...denoFlags, "-A", script, ...args]]
     : [bin, ["run", script, ...args]];
 }
 
@@ -151,6 +152,8 @@ export interface SpawnOptions {
    * reach it, so the parent stops its children in order (the launcher: functions, brokers,
    * then the store they unregister from). */
   detached?: boolean;
+  /** Flags for `deno run` (a Deno child only), such as the start task's --v8-flags. */
+  denoFlags?: string[];
 }
 
 export function startChild(
@@ -160,7 +163,7 @@ export function startChild(
   env: Record<string, string> = {},
   options: SpawnOptions = {},
 ): ChildRun {
-  const [bin, argv] = runtimeCommand(runtime, script, args);
+  const [bin, argv] = runtimeCommand(runtime, script, args, options.denoFlags);
   const child = spawn(bin, argv, {
     cwd: REPO_ROOT,
     detached: options.detached ?? false,
