@@ -3,7 +3,7 @@ import { IdleGc, type IdleGcOptions } from "./idle_gc.ts";
 
 /** An IdleGc on a hand-driven clock and CPU meter: `spend(ms)` uses CPU, `tick()` ends a
  * window of 1,000 ms (idle under 2%: 20 ms of CPU). */
-function rig(o: Partial<IdleGcOptions> = {}) {
+function rig({ collectCpuMs = 25, ...o }: Partial<IdleGcOptions> & { collectCpuMs?: number } = {}) {
   let cpuUs = 0;
   let now = 0;
   const collected: number[] = [];
@@ -13,7 +13,7 @@ function rig(o: Partial<IdleGcOptions> = {}) {
     cpuPercent: 2,
     collect: () => {
       collected.push(now);
-      cpuUs += 25_000; // a collection's own CPU
+      cpuUs += collectCpuMs * 1000; // a collection's own CPU
       now += 25;
     },
     cpuMicros: () => cpuUs,
@@ -53,13 +53,21 @@ Deno.test("idle gc: a busy window re-arms it, no sooner than the interval", () =
   assert.ok(collected[1] - collected[0] >= 60_000, String(collected));
 });
 
-Deno.test("idle gc: a window at the threshold is busy; the collection's CPU is not work", () => {
+Deno.test("idle gc: a window at the threshold is busy", () => {
   const { collected, window } = rig({ intervalMs: 0 });
   window(20); // exactly 2%: busy
   assert.equal(collected.length, 0);
   window(0);
   assert.equal(collected.length, 1);
-  window(0); // the 25 ms the collection used were not counted against this window
+});
+
+Deno.test("idle gc: the collection's own CPU is not work", () => {
+  // A collection that used 150 ms of CPU: more than the settling window lets pass as
+  // sweeping (5 × 20 ms), so counted against it, it would re-arm the collector.
+  const { collected, window } = rig({ intervalMs: 0, collectCpuMs: 150 });
+  window(0); // collects
+  window(0); // settling
+  window(0);
   window(0);
   assert.equal(collected.length, 1);
 });
@@ -72,6 +80,15 @@ Deno.test("idle gc: the window after a collection (V8's helper threads sweeping)
   window(0);
   assert.equal(collected.length, 1);
   window(30); // real work re-arms it
+  window(0);
+  assert.equal(collected.length, 2);
+});
+
+Deno.test("idle gc: traffic in the window after a collection still re-arms it", () => {
+  const { collected, window } = rig({ intervalMs: 0 });
+  window(0); // collects
+  window(300); // settling, but 30% of a core is traffic, not sweeping
+  window(0); // settles; idle
   window(0);
   assert.equal(collected.length, 2);
 });

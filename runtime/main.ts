@@ -135,7 +135,13 @@ async function main() {
     windowMs: platform.collectGarbage ? config.idleGcMs : 0,
     intervalMs: config.idleGcIntervalMs,
     cpuPercent: config.idleGcCpuPercent,
-    collect: platform.collectGarbage ?? (() => {}),
+    collect: () => {
+      try {
+        platform.collectGarbage?.();
+      } catch (err) {
+        log("warn", "idle collection failed", { err: String(err) });
+      }
+    },
     cpuMicros: () => {
       const { user, system } = process.cpuUsage();
       return user + system;

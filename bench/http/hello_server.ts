@@ -13,8 +13,14 @@ const BODY_BYTES_MAX = 4 * 1024 * 1024;
 
 const app = new Hono();
 // A client that closes mid-body (autocannon at the end of a run) is not worth a stack trace
-// on stderr; the broker answers it with a typed error, quietly, too.
-app.onError((_err, c) => c.json({ error: "the request could not be read" }, 400));
+// on stderr; the broker answers it with a typed error, quietly, too. Anything else is loud.
+app.onError((err, c) => {
+  if (err.name === "BadResource" || /body/i.test(err.message)) {
+    return c.json({ error: "the request body could not be read" }, 400);
+  }
+  console.error(err);
+  return c.json({ error: "internal error" }, 500);
+});
 app.post("/v1/topics/:topic/messages", async (c) => {
   const declared = c.req.header("content-length");
   if (declared === undefined || !(Number(declared) <= BODY_BYTES_MAX)) {

@@ -65,7 +65,7 @@ const cluster = createRoute({
 });
 
 /** The operations API of a resolved broker; a client lacking it (an SDK client not wrapped
- * as functions/main.ts wraps it) is refused. */
+ * as functions/split.ts wraps it) is refused. */
 function ops(b: BrokerClient): OpsApi {
   const o = b as Partial<OpsApi>;
   if (typeof o.topicStats !== "function") {

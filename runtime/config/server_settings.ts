@@ -112,12 +112,14 @@ export const SERVER_SETTINGS = [
   intSetting("idleGcMs", "MQ_IDLE_GC_MS", {
     unit: "ms",
     default: 500,
+    max: 3_600_000,
     doc:
-      "After work, once the process has used under idleGcCpuPercent of a core for this long, it runs one memory-reducing full garbage collection (~25 ms) that gives the young generation and freed pages back: ~4 MiB of idle RSS on Deno (needs --expose-gc, which deno task start passes; without it, and on Bun, whose collector gives memory back on its own, nothing runs). 0: never.",
+      "After work (start-up counts), once the process has used under idleGcCpuPercent of a core for this long, it runs one memory-reducing full garbage collection (~25 ms) that gives the young generation and freed pages back: ~4 MiB of idle RSS on Deno (needs --expose-gc, which deno task start passes; without it, and on Bun, whose collector gives memory back on its own, nothing runs). The process checks once a window, so a window under ~100 ms wakes it often for nothing. 0: never.",
   }),
   intSetting("idleGcIntervalMs", "MQ_IDLE_GC_INTERVAL_MS", {
     unit: "ms",
     default: 60_000,
+    max: 86_400_000,
     doc: "At most one idle collection (idleGcMs) this often.",
   }),
   intSetting("idleGcCpuPercent", "MQ_IDLE_GC_CPU_PERCENT", {
