@@ -43,6 +43,10 @@ export async function stampFiles(): Promise<StampFiles> {
 
 export const STAMP_FILE = "stamp.json";
 const FORMAT = 2;
+/** Bun rounds an mtime of …482.99992 ms up to 483 where Deno truncates it to 482 (a fresh
+ * checkout met it: a bundle stamped on Deno read as stale on Bun); an edit, a checkout or a
+ * touch moves an mtime by far more, or changes the size. */
+const MTIME_SLACK_MS = 1;
 
 export interface BundleStamp {
   format: number;
@@ -99,7 +103,9 @@ export function checkBundle(
     const [size, mtimeMs] = stamp.inputs[path] ?? [-1, -1];
     const s = files.stat(`${root}/${path}`);
     if (!s) return { stale: `${path} is gone` };
-    if (s[0] !== size || s[1] !== mtimeMs) return { stale: `${path} changed` };
+    if (s[0] !== size || Math.abs(s[1] - mtimeMs) > MTIME_SLACK_MS) {
+      return { stale: `${path} changed` };
+    }
   }
   return { bundle };
 }
