@@ -43,9 +43,10 @@ export async function stampFiles(): Promise<StampFiles> {
 
 export const STAMP_FILE = "stamp.json";
 const FORMAT = 2;
-/** Bun rounds an mtime of …482.99992 ms up to 483 where Deno truncates it to 482 (a fresh
- * checkout met it: a bundle stamped on Deno read as stale on Bun); an edit, a checkout or a
- * touch moves an mtime by far more, or changes the size. */
+/** node:fs's `mtimeMs` is a double, whose step near 1.8e12 ms is 0.00024 ms: an mtime of
+ * …482.99992 ms reads 483 on Bun where Deno truncates to 482 (a fresh checkout met it: a
+ * bundle stamped on Deno read as stale on Bun). An edit, a checkout or a touch moves an
+ * mtime by far more, or changes the size. */
 const MTIME_SLACK_MS = 1;
 
 export interface BundleStamp {
