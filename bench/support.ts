@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import process from "node:process";
+import { startTaskV8Flags } from "../tools/cluster/process.ts";
 import { setImmediate } from "node:timers";
 
 /** `--name value` / `--name=value` / `--flag` parsing, enough for a bench. */
@@ -272,21 +273,9 @@ export function busyMachineWarning(idle: number | undefined): string {
   }% idle before this bench; another process skews its figures (check with vmstat 1)`;
 }
 
-/**
- * The `--v8-flags=…` argument of deno.json's start task: benches start Deno children (brokers
- * and their baselines) with it, so they measure the broker as `deno task start` runs it and
- * the two cannot drift apart.
- */
-export function brokerDenoV8Flags(): string {
-  if (denoV8Flags !== undefined) return denoV8Flags;
-  const denoJson = JSON.parse(readFileSync(new URL("../deno.json", import.meta.url), "utf8"));
-  const flag = String(denoJson.tasks?.start ?? "").split(/\s+/).find((a) =>
-    a.startsWith("--v8-flags=")
-  );
-  if (!flag) throw new Error("deno.json's start task has no --v8-flags=… argument");
-  return denoV8Flags = flag;
-}
-let denoV8Flags: string | undefined;
+/** The `--v8-flags=…` argument of deno.json's start task: benches start Deno children (brokers
+ * and their baselines) with it, so they measure the broker as `deno task start` runs it. */
+export const brokerDenoV8Flags = startTaskV8Flags;
 
 /** Runs a Node.js load process (`node …args`) and resolves with the JSON of the last line
  * it prints on stdout; its stderr is shown unless `quiet`. */

@@ -59,7 +59,6 @@ export interface GrpcDeps {
   maxMessageSize: number;
 }
 
-/** What the front end is started with (server.ts; service.ts builds GrpcDeps from it). */
 /** A client connection as the lean transport reads it: node:net's Socket, or the platform's
  * own (Bun.listen's, runtime/platform/bun_tcp.ts). */
 export interface GrpcSocket extends Socketish {
@@ -69,6 +68,7 @@ export interface GrpcSocket extends Socketish {
   destroy(): unknown;
 }
 
+/** What the front end is started with (server.ts; service.ts builds GrpcDeps from it). */
 export interface GrpcServerOptions {
   broker: BrokerResolver;
   apiKeys: ApiKeyConfig[];

@@ -1,7 +1,13 @@
 // A real broker process (Deno or Bun) on port 0 with its own data folder.
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { MqClient } from "../../client/mod.ts";
-import { type ChildRun, type RuntimeName, startChild, tempDir } from "./process.ts";
+import {
+  type ChildRun,
+  type RuntimeName,
+  startChild,
+  startTaskV8Flags,
+  tempDir,
+} from "./process.ts";
 
 export { tempDir };
 
@@ -78,7 +84,7 @@ export async function startBroker(
     DATA_DIR: dataDir,
     MQ_LOG_LEVEL: "warn",
     ...options.env,
-  }, { denoFlags: options.startTaskFlags ? startTaskV8Flags() : [] });
+  }, { denoFlags: options.startTaskFlags ? [startTaskV8Flags()] : [] });
   let listening: { url: string; grpc?: string };
   try {
     listening = await child.waitForJson<{ url: string; grpc?: string }>(
@@ -123,10 +129,4 @@ export async function startBroker(
     },
   };
   return proc;
-}
-
-/** The `--v8-flags=…` argument of deno.json's start task. */
-export function startTaskV8Flags(): string[] {
-  const deno = JSON.parse(readFileSync(new URL("../../deno.json", import.meta.url), "utf8"));
-  return (deno.tasks.start as string).split(/\s+/).filter((a) => a.startsWith("--v8-flags="));
 }

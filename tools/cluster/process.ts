@@ -3,7 +3,7 @@
 // for fixed times), and killing with real signals, by PID.
 import process from "node:process";
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 
@@ -21,6 +21,21 @@ export function runtimeBinary(runtime: RuntimeName): string {
   const local = `${REPO_ROOT}/.tools/node_modules/.bin/${runtime}`;
   return existsSync(local) ? local : runtime;
 }
+
+/**
+ * The `--v8-flags=…` argument of deno.json's start task, so that benches and tests start a
+ * Deno broker as `deno task start` runs it and the two cannot drift apart.
+ */
+export function startTaskV8Flags(): string {
+  if (v8Flags !== undefined) return v8Flags;
+  const denoJson = JSON.parse(readFileSync(`${REPO_ROOT}/deno.json`, "utf8"));
+  const flag = String(denoJson.tasks?.start ?? "").split(/\s+/).find((a) =>
+    a.startsWith("--v8-flags=")
+  );
+  if (!flag) throw new Error("deno.json's start task has no --v8-flags=… argument");
+  return v8Flags = flag;
+}
+let v8Flags: string | undefined;
 
 export function runtimeCommand(
   runtime: RuntimeName,
